@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
+import sjson from 'secure-json-parse'
+import type { Vault } from './crypto/vault.js'
+import { AppError } from './errors.js'
+import { authHook } from './http/auth.js'
+import { registerIdempotency } from './http/idempotency.js'
+import { customerRoutes } from './http/routes/customers.js'
+import { meRoutes } from './http/routes/me.js'
+import { sourceRoutes } from './http/routes/sources.js'
+import { validationError, validatorCompiler } from './http/validation.js'
+import { buildServices, type ServiceOptions, type Services } from './services/index.js'
+import type { Db } from './store/db.js'
+
+export interface AppDeps {
+  db: Db
+  vault: Vault
+  logger?: Logger | false
+  bodyLimit?: number
+  options?: ServiceOptions
+}
+
+export type App = FastifyInstance & { services: Services }
+
+/** Errors Fastify raises itself, mapped onto the catalog. */
+function frameworkError(err: FastifyError): AppError | undefined {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json)')
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('body_too_large', 'The request body is larger than the service accepts')
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('invalid_json', 'The Content-Length header does not match the body')
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('body_missing', 'The request body is empty')
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('invalid_json', 'The request body is not valid JSON')
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_BAD_URL_ENCODING':
+      return new AppError('route_missing', 'The URL could not be decoded')
+    default:
+      if (err instanceof SyntaxError) return new AppError('invalid_json', 'The request body is not valid JSON')
+      return undefined
+  }
+}
+
+export async function createApp(deps: AppDeps): Promise<App> {
+  const app = Fastify({
+    loggerInstance: deps.logger || undefined,
+    logger: deps.logger === undefined ? false : undefined,
+    genReqId: () => `req_${randomBytes(12).toString('hex')}`,
+    requestIdHeader: false,
+    bodyLimit: deps.bodyLimit ?? 65_536,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 300 },
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
+
+  const services = buildServices({ db: deps.db, vault: deps.vault, options: deps.options ?? {} })
+  app.decorate('services', services)
+  app.decorateRequest('caller', null as never)
+
+  app.setValidatorCompiler(validatorCompiler)
+  app.setSchemaErrorFormatter((errors, part) => validationError(part, errors as never))
+
+  // An empty body is no body (clients send Content-Type on bodiless POSTs); JSON parsing refuses
+  // prototype poisoning.
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string
+    if (text.trim() === '') return done(null, undefined)
+    try {
+      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }))
+    } catch {
+      done(new AppError('invalid_json', 'The request body is not valid JSON'), undefined)
+    }
+  })
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Request-Id', request.id)
+  })
+
+  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
+    let appErr: AppError
+    if (err instanceof AppError) appErr = err
+    else if ((err as FastifyError).validation) {
+      appErr = validationError(
+        (err as FastifyError).validationContext ?? 'body',
+        (err as FastifyError).validation as never,
+      )
+    } else {
+      const mapped = frameworkError(err as FastifyError)
+      if (mapped) appErr = mapped
+      else {
+        request.log.error({ err }, 'unhandled error')
+        appErr = new AppError('internal_error', `An internal error occurred; quote request id ${request.id}`)
+      }
+    }
+    if (appErr.headers) reply.headers(appErr.headers)
+    reply.code(appErr.status).type('application/json').send(appErr.toBody())
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    const err = new AppError('route_missing', `No route ${request.method} ${request.url.split('?')[0]}`)
+    reply.code(err.status).send(err.toBody())
+  })
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Jackdaw payment API',
+        version: '2',
+        description:
+          'Charges, customers and single-use payment sources, in live and test mode. See docs/api.md for the rules behind each operation.',
+      },
+      components: {
+        securitySchemes: {
+          basicAuth: { type: 'http', scheme: 'basic', description: 'The API key as user name, empty password' },
+          bearerAuth: { type: 'http', scheme: 'bearer' },
+        },
+      },
+      security: [{ basicAuth: [] }, { bearerAuth: [] }],
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/v2/docs', logLevel: 'warn' })
+  app.get('/v2/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger())
+
+  // Every API route sits behind the key check and the idempotency hooks; documents do not.
+  await app.register(async (api) => {
+    api.addHook('onRequest', authHook(services.accounts))
+    registerIdempotency(api, deps)
+    await api.register(meRoutes, { services })
+    await api.register(sourceRoutes, { services })
+    await api.register(customerRoutes, { services })
+  })
+
+  return app
+}

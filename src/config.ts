@@ -1,0 +1,62 @@
+import { type Static, Type } from 'typebox'
+import { Value } from 'typebox/value'
+
+/**
+ * All configuration comes from the environment and is validated here, once, so a bad value stops
+ * the process at start with a message that names the variable.
+ */
+const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  JACKDAW_DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  /** base64 of 32 bytes; generated into the data directory for the embedded store when absent */
+  JACKDAW_ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  /** the address payers and processors reach this service at, for hosted pages */
+  JACKDAW_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  /** a live-mode processor reached over HTTP; live charges are refused without one */
+  JACKDAW_LIVE_PROCESSOR_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  JACKDAW_LIVE_PROCESSOR_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  /** comma-separated seconds between notify attempts */
+  JACKDAW_NOTIFY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\d+(\\.\\d+)?(,\\d+(\\.\\d+)?)*$' })),
+  JACKDAW_NOTIFY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 10000 }),
+  JACKDAW_NOTIFY_WORKER: Type.Boolean({ default: true }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  JACKDAW_RATE_LIMIT: Type.Integer({ minimum: 1, default: 1000 }),
+  JACKDAW_RATE_WINDOW_MS: Type.Integer({ minimum: 100, default: 1000 }),
+  JACKDAW_BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 10485760, default: 65536 }),
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    default: 'info',
+  }),
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {}
+
+export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
+  const known = Object.keys(ConfigSchema.properties)
+  const input: Record<string, unknown> = {}
+  for (const name of known) {
+    const raw = env[name]
+    if (raw !== undefined && raw !== '') input[name] = raw
+  }
+  const converted = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, input))
+  const errors = [...Value.Errors(ConfigSchema, converted)]
+  if (errors.length > 0) {
+    const lines = errors.map((e) => {
+      const name = e.instancePath.replace(/^\//, '') || 'configuration'
+      return `  ${name}=${JSON.stringify(input[name] ?? '')}: ${e.message}`
+    })
+    throw new ConfigError(`invalid configuration:\n${[...new Set(lines)].join('\n')}`)
+  }
+  return converted as Config
+}
+
+export function notifySchedule(config: Config): number[] {
+  const text = config.JACKDAW_NOTIFY_SCHEDULE
+  // about 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, then every 12 h up to 3 days
+  if (!text) return [60, 300, 1800, 7200, 18000, 36000, 43200, 43200, 43200, 43200, 43200]
+  return text.split(',').map(Number)
+}

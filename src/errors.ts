@@ -1,0 +1,110 @@
+/**
+ * The closed set of error codes the API answers with. Each code has one HTTP status and one type;
+ * every error leaves the server in one envelope: {error: {type, code, message, param?, detail?}}.
+ */
+export const ERROR_CATALOG = {
+  // 400: the request is well formed but cannot be done in the object's state
+  invalid_json: { status: 400, type: 'invalid_request_error' },
+  body_missing: { status: 400, type: 'invalid_request_error' },
+  header_invalid: { status: 400, type: 'invalid_request_error' },
+  cursor_invalid: { status: 400, type: 'invalid_request_error' },
+  source_used: { status: 400, type: 'invalid_request_error' },
+  source_not_chargeable: { status: 400, type: 'invalid_request_error' },
+  source_not_attached: { status: 400, type: 'invalid_request_error' },
+  customer_source_mismatch: { status: 400, type: 'invalid_request_error' },
+  charge_not_capturable: { status: 400, type: 'invalid_request_error' },
+  charge_not_voidable: { status: 400, type: 'invalid_request_error' },
+  charge_not_refundable: { status: 400, type: 'invalid_request_error' },
+  charge_not_verifiable: { status: 400, type: 'invalid_request_error' },
+  charge_not_pending: { status: 400, type: 'invalid_request_error' },
+  amount_too_large: { status: 400, type: 'invalid_request_error' },
+  otp_invalid: { status: 400, type: 'invalid_request_error' },
+  confirmation_id_invalid: { status: 400, type: 'invalid_request_error' },
+  delivery_not_failed: { status: 400, type: 'invalid_request_error' },
+  livemode_unavailable: { status: 400, type: 'invalid_request_error' },
+  test_mode_only: { status: 400, type: 'invalid_request_error' },
+  // 401, 403
+  authentication_required: { status: 401, type: 'authentication_error' },
+  api_key_invalid: { status: 401, type: 'authentication_error' },
+  secret_key_required: { status: 403, type: 'permission_error' },
+  // 404
+  resource_missing: { status: 404, type: 'not_found_error' },
+  route_missing: { status: 404, type: 'not_found_error' },
+  // 405, 409, 413, 415, 422
+  method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  idempotency_key_reused: { status: 409, type: 'idempotency_error' },
+  idempotency_key_in_use: { status: 409, type: 'idempotency_error' },
+  body_too_large: { status: 413, type: 'invalid_request_error' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error' },
+  parameter_invalid: { status: 422, type: 'invalid_request_error' },
+  parameter_missing: { status: 422, type: 'invalid_request_error' },
+  parameter_unknown: { status: 422, type: 'invalid_request_error' },
+  card_number_invalid: { status: 422, type: 'card_error' },
+  card_expired: { status: 422, type: 'card_error' },
+  // 429, 5xx
+  rate_limited: { status: 429, type: 'rate_limit_error' },
+  internal_error: { status: 500, type: 'api_error' },
+  processor_error: { status: 502, type: 'api_error' },
+  service_unavailable: { status: 503, type: 'api_error' },
+} as const
+
+export type ErrorCode = keyof typeof ERROR_CATALOG
+export type ErrorType = (typeof ERROR_CATALOG)[ErrorCode]['type']
+
+export interface ValidationDetail {
+  loc: (string | number)[]
+  msg: string
+  type: string
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode
+  readonly param: string | undefined
+  readonly detail: ValidationDetail[] | undefined
+  readonly headers: Record<string, string> | undefined
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    extra: { param?: string; detail?: ValidationDetail[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message)
+    this.name = 'AppError'
+    this.code = code
+    this.param = extra.param
+    this.detail = extra.detail
+    this.headers = extra.headers
+  }
+
+  get status(): number {
+    return ERROR_CATALOG[this.code].status
+  }
+
+  get type(): ErrorType {
+    return ERROR_CATALOG[this.code].type
+  }
+
+  toBody() {
+    return {
+      error: {
+        type: this.type,
+        code: this.code,
+        message: this.message,
+        ...(this.param !== undefined ? { param: this.param } : {}),
+        ...(this.detail !== undefined ? { detail: this.detail } : {}),
+      },
+    }
+  }
+}
+
+/** A 422 for one field that a schema cannot express (Luhn, expiry, cross-field rules). */
+export function invalidParam(code: ErrorCode, param: string, msg: string, type = 'value_error'): AppError {
+  return new AppError(code, msg, {
+    param,
+    detail: [{ loc: ['body', ...param.split('.')], msg, type }],
+  })
+}
+
+export function notFound(what: string, id: string): AppError {
+  return new AppError('resource_missing', `No such ${what}: '${id}'`, { param: 'id' })
+}

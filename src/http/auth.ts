@@ -1,0 +1,51 @@
+import type { FastifyRequest } from 'fastify'
+import { AppError } from '../errors.js'
+import type { AccountService, Caller } from '../services/accounts.js'
+
+/** Who may call a route: any valid key, secret keys only, or no key (documents, hosted pages). */
+export type RouteAuth = 'public' | 'secret' | 'none'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: RouteAuth
+  }
+  interface FastifyRequest {
+    caller: Caller
+  }
+}
+
+/** HTTP Basic with the key as user name and an empty password, or a Bearer token. */
+export function keyFromHeader(header: string | undefined): string | undefined {
+  if (!header) return undefined
+  const space = header.indexOf(' ')
+  if (space < 0) return undefined
+  const scheme = header.slice(0, space).toLowerCase()
+  const value = header.slice(space + 1).trim()
+  if (scheme === 'bearer') return value || undefined
+  if (scheme === 'basic') {
+    const decoded = Buffer.from(value, 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    const user = colon < 0 ? decoded : decoded.slice(0, colon)
+    return user || undefined
+  }
+  return undefined
+}
+
+export function authHook(accounts: AccountService) {
+  return async function authenticate(request: FastifyRequest) {
+    const needs = request.routeOptions.config.auth ?? 'secret'
+    if (needs === 'none') return
+    const key = keyFromHeader(request.headers.authorization)
+    if (!key) {
+      throw new AppError(
+        'authentication_required',
+        'No API key provided: use HTTP Basic with the key as user name, or Authorization: Bearer <key>',
+      )
+    }
+    const caller = await accounts.authenticate(key)
+    if (needs === 'secret' && caller.keyKind !== 'secret') {
+      throw new AppError('secret_key_required', 'This operation needs a secret key; a public key was used')
+    }
+    request.caller = caller
+  }
+}

@@ -1,0 +1,35 @@
+import { AppError } from '../errors.js'
+import { CursorNotFound, type Page } from '../store/list.js'
+
+export const DEFAULT_PAGE_SIZE = 20
+
+export interface ListQueryInput {
+  start_after?: string | undefined
+  limit?: number | undefined
+}
+
+/** Runs a page query, turning an unknown cursor into the documented 400. */
+export async function pageOf<T extends { id?: string | undefined }>(
+  path: string,
+  query: ListQueryInput,
+  load: (page: { startAfter?: string | undefined; limit: number }) => Promise<Page<T>>,
+) {
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE
+  let page: Page<T>
+  try {
+    page = await load({ startAfter: query.start_after, limit })
+  } catch (err) {
+    if (err instanceof CursorNotFound) {
+      throw new AppError('cursor_invalid', `start_after names no object of this list: '${query.start_after}'`, {
+        param: 'start_after',
+      })
+    }
+    throw err
+  }
+  const last = page.rows[page.rows.length - 1]
+  const next =
+    page.hasMore && last?.id
+      ? `${path}?start_after=${encodeURIComponent(last.id)}${query.limit !== undefined ? `&limit=${query.limit}` : ''}`
+      : null
+  return { object: 'list' as const, next, data: page.rows }
+}

@@ -1,0 +1,36 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Services } from '../../services/index.js'
+import { IdParams, withErrors } from '../schemas/common.js'
+import { CreateSourceBody, Source } from '../schemas/source.js'
+
+export const sourceRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  app.post(
+    '/v2/sources',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['sources'],
+        summary: 'Create a single-use source',
+        description:
+          'A public or secret key. Card sources need `card`; every other type needs `redirect`. The response never holds the card number or security code.',
+        body: CreateSourceBody,
+        response: withErrors({ 200: Source }),
+      },
+    },
+    (req) => services.sources.create(req.caller, req.body),
+  )
+
+  app.get(
+    '/v2/sources/:src_id',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['sources'],
+        summary: 'Retrieve a source',
+        params: IdParams('src_id', 'src_'),
+        response: withErrors({ 200: Source }),
+      },
+    },
+    (req) => services.sources.get(req.caller, req.params.src_id),
+  )
+}

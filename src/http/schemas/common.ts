@@ -1,0 +1,71 @@
+import { type TSchema, type TString, Type } from 'typebox'
+
+/** Pattern P of the interface, verbatim; validated without the unicode flag, where `\'` is legal. */
+export const PATTERN_P = "^[A-Za-z0-9\\s\\'#_\\.\\-,]+$"
+
+export const TextP = (maxLength: number, description?: string) =>
+  Type.String({ minLength: 1, maxLength, pattern: PATTERN_P, ...(description ? { description } : {}) })
+
+export const Timestamp = Type.String({
+  description: 'ISO 8601 time in UTC with microseconds, e.g. 2026-11-21T10:15:30.123456Z',
+})
+
+const MetadataValue = Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()])
+
+export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 40 }), MetadataValue, {
+  maxProperties: 50,
+  description:
+    'Key-value pairs: at most 50 keys of 1-40 characters; values are strings (at most 500 characters), numbers or booleans.',
+})
+
+/** In responses metadata is passed through as stored. */
+export const MetadataOut = Type.Record(Type.String(), MetadataValue)
+
+export const ErrorDetail = Type.Object({
+  loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+  msg: Type.String(),
+  type: Type.String(),
+})
+
+export const ErrorEnvelope = Type.Object(
+  {
+    error: Type.Object({
+      type: Type.String(),
+      code: Type.String(),
+      message: Type.String(),
+      param: Type.Optional(Type.String()),
+      detail: Type.Optional(Type.Array(ErrorDetail)),
+    }),
+  },
+  { description: 'The one error envelope' },
+)
+
+export const ListQuery = Type.Object(
+  {
+    start_after: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'An id: the page holds the objects after it' }),
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size, default 20' })),
+  },
+  { additionalProperties: false },
+)
+
+export function ListOf<T extends TSchema>(item: T) {
+  return Type.Object({
+    object: Type.Literal('list'),
+    next: Type.Union([Type.String(), Type.Null()], {
+      description: 'Relative path of the next page, or null on the last page',
+    }),
+    data: Type.Array(item),
+  })
+}
+
+export const IdParams = <K extends string>(name: K, prefix: string) =>
+  Type.Object({
+    [name]: Type.String({ minLength: 1, maxLength: 100, description: `an id (${prefix}…)` }),
+  } as Record<K, TString>)
+
+/** The error responses every route can give, so the OpenAPI document shows them. */
+export function withErrors<R extends Record<number, TSchema>>(ok: R) {
+  return { ...ok, '4xx': ErrorEnvelope, '5xx': ErrorEnvelope }
+}

@@ -1,0 +1,120 @@
+import type { Vault } from '../crypto/vault.js'
+import { newId } from '../domain/ids.js'
+import { hashApiKey, type KeyKind, keyHint, newApiKey, newWebhookSecret, parseApiKey } from '../domain/keys.js'
+import { AppError } from '../errors.js'
+import * as accounts from '../store/accounts.js'
+import type { Db } from '../store/db.js'
+import type { Scope } from '../store/scope.js'
+
+export interface AccountKeys {
+  id: string
+  name: string
+  sk_test_key: string
+  pk_test_key: string
+  sk_live_key: string
+  pk_live_key: string
+  webhook_secret_test: string
+  webhook_secret_live: string
+}
+
+export interface Caller extends Scope {
+  keyKind: KeyKind
+}
+
+/** Keys are looked up on every request; a found key is remembered briefly to spare the store. */
+const KEY_CACHE_MS = 5_000
+
+export function accountService(deps: { db: Db; vault: Vault }) {
+  const { db, vault } = deps
+  const keyCache = new Map<string, { caller: Caller; until: number }>()
+
+  async function create(name: string): Promise<AccountKeys> {
+    const keys = {
+      sk_test_key: newApiKey('secret', false),
+      pk_test_key: newApiKey('public', false),
+      sk_live_key: newApiKey('secret', true),
+      pk_live_key: newApiKey('public', true),
+    }
+    const secrets = { test: newWebhookSecret(), live: newWebhookSecret() }
+    const id = newId('account')
+    await db.transaction((tx) =>
+      accounts.insertAccount(
+        tx,
+        {
+          id,
+          name,
+          public_key_test: keys.pk_test_key,
+          public_key_live: keys.pk_live_key,
+          webhook_secret_test_enc: vault.encrypt(secrets.test),
+          webhook_secret_live_enc: vault.encrypt(secrets.live),
+        },
+        Object.values(keys).map((key) => {
+          const parsed = parseApiKey(key) as NonNullable<ReturnType<typeof parseApiKey>>
+          return { hash: hashApiKey(key), kind: parsed.kind, livemode: parsed.livemode, hint: keyHint(key) }
+        }),
+      ),
+    )
+    return { id, name, ...keys, webhook_secret_test: secrets.test, webhook_secret_live: secrets.live }
+  }
+
+  async function authenticate(key: string): Promise<Caller> {
+    const parsed = parseApiKey(key)
+    if (!parsed) throw new AppError('api_key_invalid', 'Invalid API key provided')
+    const hash = hashApiKey(key)
+    const now = Date.now()
+    const cached = keyCache.get(hash)
+    if (cached && cached.until > now) return cached.caller
+    const row = await accounts.findKey(db, hash)
+    if (!row) throw new AppError('api_key_invalid', 'Invalid API key provided')
+    const caller: Caller = { accountId: row.account_id, livemode: row.livemode, keyKind: row.kind }
+    if (keyCache.size > 10_000) keyCache.clear()
+    keyCache.set(hash, { caller, until: now + KEY_CACHE_MS })
+    return caller
+  }
+
+  async function me(scope: Scope) {
+    const row = await accounts.findAccount(db, scope.accountId)
+    if (!row) throw new AppError('api_key_invalid', 'Invalid API key provided')
+    return {
+      object: 'account' as const,
+      id: row.id,
+      name: row.name,
+      livemode: scope.livemode,
+      pk_test_key: row.public_key_test,
+      pk_live_key: row.public_key_live,
+      webhook_secret: vault.decrypt(scope.livemode ? row.webhook_secret_live_enc : row.webhook_secret_test_enc),
+      created_at: row.created_at,
+    }
+  }
+
+  async function webhookSecret(scope: Scope): Promise<string> {
+    const row = await accounts.findAccount(db, scope.accountId)
+    if (!row) throw new AppError('resource_missing', 'No such account')
+    return vault.decrypt(scope.livemode ? row.webhook_secret_live_enc : row.webhook_secret_test_enc)
+  }
+
+  async function rollWebhookSecret(scope: Scope): Promise<string> {
+    const secret = newWebhookSecret()
+    await accounts.updateWebhookSecret(db, scope.accountId, scope.livemode, vault.encrypt(secret))
+    return secret
+  }
+
+  /** Issues a new key of one kind and mode; the old one stops working at once. */
+  async function rollKey(accountId: string, kind: KeyKind, livemode: boolean): Promise<string> {
+    const key = newApiKey(kind, livemode)
+    await db.transaction((tx) =>
+      accounts.replaceKey(
+        tx,
+        accountId,
+        { hash: hashApiKey(key), kind, livemode, hint: keyHint(key) },
+        kind === 'public' ? key : undefined,
+      ),
+    )
+    keyCache.clear()
+    return key
+  }
+
+  return { create, authenticate, me, webhookSecret, rollWebhookSecret, rollKey, first: () => accounts.firstAccount(db) }
+}
+
+export type AccountService = ReturnType<typeof accountService>

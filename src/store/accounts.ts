@@ -1,0 +1,95 @@
+import type { KeyKind } from '../domain/keys.js'
+import type { Queryable } from './db.js'
+
+export interface AccountRow {
+  id: string
+  name: string
+  public_key_test: string
+  public_key_live: string
+  webhook_secret_test_enc: string
+  webhook_secret_live_enc: string
+  created_at: string
+}
+
+export interface KeyRow {
+  account_id: string
+  kind: KeyKind
+  livemode: boolean
+}
+
+export interface NewKey {
+  hash: string
+  kind: KeyKind
+  livemode: boolean
+  hint: string
+}
+
+export async function insertAccount(
+  db: Queryable,
+  account: Omit<AccountRow, 'created_at'>,
+  keys: NewKey[],
+): Promise<void> {
+  await db.query(
+    `INSERT INTO accounts (id, name, public_key_test, public_key_live, webhook_secret_test_enc,
+       webhook_secret_live_enc) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [
+      account.id,
+      account.name,
+      account.public_key_test,
+      account.public_key_live,
+      account.webhook_secret_test_enc,
+      account.webhook_secret_live_enc,
+    ],
+  )
+  for (const k of keys) {
+    await db.query(
+      'INSERT INTO api_keys (key_hash, account_id, kind, livemode, key_hint) VALUES ($1, $2, $3, $4, $5)',
+      [k.hash, account.id, k.kind, k.livemode, k.hint],
+    )
+  }
+}
+
+export async function findKey(db: Queryable, hash: string): Promise<KeyRow | undefined> {
+  const res = await db.query<KeyRow>('SELECT account_id, kind, livemode FROM api_keys WHERE key_hash = $1', [hash])
+  return res.rows[0]
+}
+
+export async function findAccount(db: Queryable, id: string): Promise<AccountRow | undefined> {
+  const res = await db.query<AccountRow>('SELECT * FROM accounts WHERE id = $1', [id])
+  return res.rows[0]
+}
+
+export async function firstAccount(db: Queryable): Promise<AccountRow | undefined> {
+  const res = await db.query<AccountRow>('SELECT * FROM accounts ORDER BY id LIMIT 1')
+  return res.rows[0]
+}
+
+export async function updateWebhookSecret(
+  db: Queryable,
+  accountId: string,
+  livemode: boolean,
+  sealed: string,
+): Promise<void> {
+  const column = livemode ? 'webhook_secret_live_enc' : 'webhook_secret_test_enc'
+  await db.query(`UPDATE accounts SET ${column} = $2 WHERE id = $1`, [accountId, sealed])
+}
+
+/** Replaces every key of one kind and mode, so a leaked key can be rolled. */
+export async function replaceKey(db: Queryable, accountId: string, key: NewKey, publicKeyText?: string): Promise<void> {
+  await db.query('DELETE FROM api_keys WHERE account_id = $1 AND kind = $2 AND livemode = $3', [
+    accountId,
+    key.kind,
+    key.livemode,
+  ])
+  await db.query('INSERT INTO api_keys (key_hash, account_id, kind, livemode, key_hint) VALUES ($1, $2, $3, $4, $5)', [
+    key.hash,
+    accountId,
+    key.kind,
+    key.livemode,
+    key.hint,
+  ])
+  if (publicKeyText) {
+    const column = key.livemode ? 'public_key_live' : 'public_key_test'
+    await db.query(`UPDATE accounts SET ${column} = $2 WHERE id = $1`, [accountId, publicKeyText])
+  }
+}

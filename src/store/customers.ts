@@ -1,0 +1,104 @@
+import type { Queryable } from './db.js'
+import { listPage, type Page, type PageRequest } from './list.js'
+import type { Scope } from './scope.js'
+
+export interface CustomerRow {
+  id: string
+  livemode: boolean
+  email: string
+  mobile_number: string | null
+  description: string | null
+  metadata: Record<string, unknown>
+  created_at: string
+  updated_at: string
+}
+
+const COLUMNS = 'id, livemode, email, mobile_number, description, metadata, created_at, updated_at'
+
+export async function insertCustomer(
+  db: Queryable,
+  scope: Scope,
+  c: { id: string; email: string; description: string; mobile_number?: string | undefined; metadata: object },
+): Promise<CustomerRow> {
+  const res = await db.query<CustomerRow>(
+    `INSERT INTO customers (id, account_id, livemode, email, description, mobile_number, metadata)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) RETURNING ${COLUMNS}`,
+    [
+      c.id,
+      scope.accountId,
+      scope.livemode,
+      c.email,
+      c.description,
+      c.mobile_number ?? null,
+      JSON.stringify(c.metadata),
+    ],
+  )
+  return res.rows[0] as CustomerRow
+}
+
+export async function getCustomer(db: Queryable, scope: Scope, id: string): Promise<CustomerRow | undefined> {
+  const res = await db.query<CustomerRow>(
+    `SELECT ${COLUMNS} FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3`,
+    [id, scope.accountId, scope.livemode],
+  )
+  return res.rows[0]
+}
+
+/** Locks the customer row for the rest of the transaction. */
+export async function lockCustomer(db: Queryable, scope: Scope, id: string): Promise<boolean> {
+  const res = await db.query('SELECT 1 FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3 FOR UPDATE', [
+    id,
+    scope.accountId,
+    scope.livemode,
+  ])
+  return res.rows.length > 0
+}
+
+export async function customerByEmail(db: Queryable, scope: Scope, email: string): Promise<CustomerRow | undefined> {
+  const res = await db.query<CustomerRow>(
+    `SELECT ${COLUMNS} FROM customers WHERE account_id = $1 AND livemode = $2 AND lower(email) = lower($3)
+     ORDER BY id DESC LIMIT 1`,
+    [scope.accountId, scope.livemode, email],
+  )
+  return res.rows[0]
+}
+
+export function listCustomers(db: Queryable, scope: Scope, page: PageRequest): Promise<Page<CustomerRow>> {
+  return listPage<CustomerRow>(db, 'customers', COLUMNS, scope, page)
+}
+
+/** Absent fields keep their value; metadata, when given, replaces the whole object. */
+export async function updateCustomer(
+  db: Queryable,
+  scope: Scope,
+  id: string,
+  patch: { mobile_number?: string | undefined; description?: string | undefined; metadata?: object | undefined },
+): Promise<CustomerRow | undefined> {
+  const res = await db.query<CustomerRow>(
+    `UPDATE customers SET
+       mobile_number = COALESCE($4, mobile_number),
+       description = COALESCE($5, description),
+       metadata = COALESCE($6::jsonb, metadata),
+       updated_at = now()
+     WHERE id = $1 AND account_id = $2 AND livemode = $3
+     RETURNING ${COLUMNS}`,
+    [
+      id,
+      scope.accountId,
+      scope.livemode,
+      patch.mobile_number ?? null,
+      patch.description ?? null,
+      patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
+    ],
+  )
+  return res.rows[0]
+}
+
+export async function deleteCustomer(db: Queryable, scope: Scope, id: string): Promise<boolean> {
+  const res = await db.query('DELETE FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3 RETURNING id', [
+    id,
+    scope.accountId,
+    scope.livemode,
+  ])
+  return res.rows.length > 0
+}

@@ -1,0 +1,160 @@
+import { mkdirSync } from 'node:fs'
+import path from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import pg from 'pg'
+import lockfile from 'proper-lockfile'
+
+export interface QueryResult<R> {
+  rows: R[]
+  rowCount: number
+}
+
+/** What a repository needs: run one statement. Both a pool and an open transaction are this. */
+export interface Queryable {
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>>
+  /** several statements without parameters, for migrations */
+  exec(sql: string): Promise<void>
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'postgres' | 'pglite'
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
+  close(): Promise<void>
+}
+
+export class StoreLockedError extends Error {}
+
+const INT8 = 20
+const TIMESTAMPTZ = 1184
+
+/**
+ * PostgreSQL prints a timestamptz in UTC as `2026-11-21 10:15:30.1234+00`; the API shows
+ * `2026-11-21T10:15:30.123400Z`, keeping the microseconds a JavaScript Date would drop.
+ */
+export function formatTimestamp(text: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/.exec(text)
+  if (!m) return new Date(text).toISOString()
+  return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0')}Z`
+}
+
+// Amounts are bigint columns; every amount the API accepts is a safe integer.
+const parseInt8 = (v: string) => Number(v)
+
+export interface PostgresOptions {
+  url: string
+  poolSize?: number
+  /** a schema to work in, for tests that share one database */
+  schema?: string
+}
+
+export async function openPostgres(opts: PostgresOptions): Promise<Db> {
+  const settings = ['-c TimeZone=UTC']
+  if (opts.schema) settings.push(`-c search_path=${opts.schema}`)
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.poolSize ?? 10,
+    options: settings.join(' '),
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+        if (oid === INT8) return parseInt8
+        if (oid === TIMESTAMPTZ) return formatTimestamp
+        return pg.types.getTypeParser(oid, format)
+      }) as typeof pg.types.getTypeParser,
+    },
+  })
+  // an idle client that loses its connection must not take the process down
+  pool.on('error', () => {})
+  const query = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]) => {
+    const res = await client.query(sql, params as unknown[])
+    return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 }
+  }
+  await pool.query('SELECT 1')
+  return {
+    kind: 'postgres',
+    query: (sql, params) => query(pool, sql, params),
+    exec: async (sql) => {
+      await pool.query(sql)
+    },
+    async transaction(fn) {
+      const client = await pool.connect()
+      try {
+        await client.query('BEGIN')
+        const result = await fn({
+          query: (sql, params) => query(client, sql, params),
+          exec: async (sql) => {
+            await client.query(sql)
+          },
+        })
+        await client.query('COMMIT')
+        return result
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw err
+      } finally {
+        client.release()
+      }
+    },
+    close: () => pool.end(),
+  }
+}
+
+export interface PgliteOptions {
+  /** a directory for a durable store; absent for an in-memory one */
+  dataDir?: string
+}
+
+export async function openPglite(opts: PgliteOptions = {}): Promise<Db> {
+  let release: (() => Promise<void>) | undefined
+  let dataDir: string | undefined
+  if (opts.dataDir) {
+    mkdirSync(opts.dataDir, { recursive: true })
+    try {
+      release = await lockfile.lock(opts.dataDir, {
+        lockfilePath: path.join(opts.dataDir, 'jackdaw.lock'),
+        stale: 15_000,
+        update: 5_000,
+      })
+    } catch {
+      throw new StoreLockedError(
+        `the data directory ${path.resolve(opts.dataDir)} is in use by another Jackdaw process; ` +
+          'stop it, or set JACKDAW_DATA_DIR to another directory',
+      )
+    }
+    dataDir = path.join(opts.dataDir, 'pg')
+  }
+  const db = new PGlite({
+    dataDir,
+    parsers: { [INT8]: parseInt8, [TIMESTAMPTZ]: formatTimestamp },
+  })
+  try {
+    await db.waitReady
+    await db.exec("SET TIME ZONE 'UTC'")
+  } catch (err) {
+    await release?.()
+    throw err
+  }
+  const norm = <R>(res: { rows: unknown[]; affectedRows?: number }): QueryResult<R> => ({
+    rows: res.rows as R[],
+    rowCount: res.affectedRows ?? res.rows.length,
+  })
+  return {
+    kind: 'pglite',
+    query: async (sql, params) => norm(await db.query(sql, params as unknown[])),
+    exec: async (sql) => {
+      await db.exec(sql)
+    },
+    transaction: (fn) =>
+      db.transaction((tx) =>
+        fn({
+          query: async (sql, params) => norm(await tx.query(sql, params as unknown[])),
+          exec: async (sql) => {
+            await tx.exec(sql)
+          },
+        }),
+      ),
+    async close() {
+      await db.close()
+      await release?.()
+    },
+  }
+}

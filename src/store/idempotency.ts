@@ -1,0 +1,79 @@
+import type { Queryable } from './db.js'
+import type { Scope } from './scope.js'
+
+export type Claim =
+  | { kind: 'claimed' }
+  | { kind: 'replay'; statusCode: number; body: string }
+  | { kind: 'mismatch' }
+  | { kind: 'in_flight' }
+
+/** How long a claim holds before another request may take it over (its holder died). */
+const LEASE_SECONDS = 60
+const TTL_HOURS = 24
+
+/**
+ * Claims a key for one request. The insert is the lock: of concurrent requests with one key,
+ * one inserts the row and runs; the others see it and are told to wait or get the stored answer.
+ */
+export async function claimKey(db: Queryable, scope: Scope, key: string, requestHash: string): Promise<Claim> {
+  const p = [scope.accountId, scope.livemode, key]
+  // an expired record is gone, as if it had never been
+  await db.query(
+    `DELETE FROM idempotency_keys WHERE account_id = $1 AND livemode = $2 AND key = $3
+     AND created_at < now() - interval '${TTL_HOURS} hours'`,
+    p,
+  )
+  const inserted = await db.query(
+    `INSERT INTO idempotency_keys (account_id, livemode, key, request_hash, locked_until)
+     VALUES ($1, $2, $3, $4, now() + interval '${LEASE_SECONDS} seconds')
+     ON CONFLICT DO NOTHING RETURNING key`,
+    [...p, requestHash],
+  )
+  if (inserted.rows.length > 0) return { kind: 'claimed' }
+  const found = await db.query<{ request_hash: string; status_code: number | null; response_body: string | null }>(
+    'SELECT request_hash, status_code, response_body FROM idempotency_keys WHERE account_id = $1 AND livemode = $2 AND key = $3',
+    p,
+  )
+  const row = found.rows[0]
+  if (!row) return claimKey(db, scope, key, requestHash)
+  if (row.request_hash !== requestHash) return { kind: 'mismatch' }
+  if (row.status_code !== null && row.response_body !== null) {
+    return { kind: 'replay', statusCode: row.status_code, body: row.response_body }
+  }
+  const takenOver = await db.query(
+    `UPDATE idempotency_keys SET locked_until = now() + interval '${LEASE_SECONDS} seconds'
+     WHERE account_id = $1 AND livemode = $2 AND key = $3 AND status_code IS NULL AND locked_until < now()
+     RETURNING key`,
+    p,
+  )
+  return takenOver.rows.length > 0 ? { kind: 'claimed' } : { kind: 'in_flight' }
+}
+
+export async function completeKey(
+  db: Queryable,
+  scope: Scope,
+  key: string,
+  statusCode: number,
+  body: string,
+): Promise<void> {
+  await db.query(
+    `UPDATE idempotency_keys SET status_code = $4, response_body = $5, locked_until = NULL
+     WHERE account_id = $1 AND livemode = $2 AND key = $3`,
+    [scope.accountId, scope.livemode, key, statusCode, body],
+  )
+}
+
+/** After a fault of the service's own, the key is let go so that a retry runs again. */
+export async function releaseKey(db: Queryable, scope: Scope, key: string): Promise<void> {
+  await db.query(
+    'DELETE FROM idempotency_keys WHERE account_id = $1 AND livemode = $2 AND key = $3 AND status_code IS NULL',
+    [scope.accountId, scope.livemode, key],
+  )
+}
+
+export async function purgeExpiredKeys(db: Queryable): Promise<number> {
+  const res = await db.query(
+    `DELETE FROM idempotency_keys WHERE created_at < now() - interval '${TTL_HOURS} hours' RETURNING key`,
+  )
+  return res.rows.length
+}

@@ -1,0 +1,146 @@
+import type { Queryable } from './db.js'
+import type { Scope } from './scope.js'
+
+export interface SourceRow {
+  id: string
+  account_id: string
+  livemode: boolean
+  type: string
+  card: Record<string, unknown> | null
+  bank_account: Record<string, unknown> | null
+  redirect: Record<string, unknown> | null
+  owner: Record<string, unknown> | null
+  metadata: Record<string, unknown> | null
+  vaulted: boolean
+  used: boolean
+  customer_id: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface NewSource {
+  id: string
+  type: string
+  card: Record<string, unknown> | null
+  cardNumberEnc: string | null
+  cardCvcEnc: string | null
+  redirect: Record<string, unknown> | null
+  owner: Record<string, unknown> | null
+}
+
+// The ciphertext columns are left out: they are read only by sourceSecrets.
+export const SOURCE_COLUMNS =
+  'id, account_id, livemode, type, card, bank_account, redirect, owner, metadata, vaulted, used, customer_id, created_at, updated_at'
+
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v))
+
+export async function insertSource(db: Queryable, scope: Scope, s: NewSource): Promise<SourceRow> {
+  const res = await db.query<SourceRow>(
+    `INSERT INTO sources (id, account_id, livemode, type, card, card_number_enc, card_cvc_enc,
+       redirect, owner, metadata)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9::jsonb, '{}'::jsonb)
+     RETURNING ${SOURCE_COLUMNS}`,
+    [
+      s.id,
+      scope.accountId,
+      scope.livemode,
+      s.type,
+      json(s.card),
+      s.cardNumberEnc,
+      s.cardCvcEnc,
+      json(s.redirect),
+      json(s.owner),
+    ],
+  )
+  return res.rows[0] as SourceRow
+}
+
+export async function getSource(db: Queryable, scope: Scope, id: string): Promise<SourceRow | undefined> {
+  const res = await db.query<SourceRow>(
+    `SELECT ${SOURCE_COLUMNS} FROM sources WHERE id = $1 AND account_id = $2 AND livemode = $3`,
+    [id, scope.accountId, scope.livemode],
+  )
+  return res.rows[0]
+}
+
+/**
+ * Marks an unused source used, in one statement, so that of any number of concurrent
+ * consumers exactly one gets the row back. With a customer id the source is also vaulted.
+ */
+export async function consumeSource(
+  db: Queryable,
+  scope: Scope,
+  id: string,
+  attachTo?: string,
+): Promise<SourceRow | undefined> {
+  const res = await db.query<SourceRow>(
+    `UPDATE sources
+     SET used = true, updated_at = now(),
+         vaulted = vaulted OR $4::text IS NOT NULL,
+         customer_id = COALESCE($4::text, customer_id)
+     WHERE id = $1 AND account_id = $2 AND livemode = $3 AND used = false
+     RETURNING ${SOURCE_COLUMNS}`,
+    [id, scope.accountId, scope.livemode, attachTo ?? null],
+  )
+  return res.rows[0]
+}
+
+export async function detachSource(
+  db: Queryable,
+  scope: Scope,
+  customerId: string,
+  id: string,
+): Promise<SourceRow | undefined> {
+  const res = await db.query<SourceRow>(
+    `UPDATE sources SET customer_id = NULL, vaulted = false, updated_at = now()
+     WHERE id = $1 AND account_id = $2 AND livemode = $3 AND customer_id = $4
+     RETURNING ${SOURCE_COLUMNS}`,
+    [id, scope.accountId, scope.livemode, customerId],
+  )
+  return res.rows[0]
+}
+
+export async function detachAllSources(db: Queryable, customerId: string): Promise<void> {
+  await db.query('UPDATE sources SET customer_id = NULL, vaulted = false, updated_at = now() WHERE customer_id = $1', [
+    customerId,
+  ])
+}
+
+export async function sourcesOfCustomers(db: Queryable, customerIds: string[]): Promise<SourceRow[]> {
+  if (customerIds.length === 0) return []
+  const res = await db.query<SourceRow>(
+    `SELECT ${SOURCE_COLUMNS} FROM sources WHERE customer_id = ANY($1::text[]) ORDER BY id`,
+    [customerIds],
+  )
+  return res.rows
+}
+
+export interface SourceSecrets {
+  card_number_enc: string | null
+  card_cvc_enc: string | null
+}
+
+export async function sourceSecrets(db: Queryable, id: string): Promise<SourceSecrets | undefined> {
+  const res = await db.query<SourceSecrets>('SELECT card_number_enc, card_cvc_enc FROM sources WHERE id = $1', [id])
+  return res.rows[0]
+}
+
+/** The security code may be kept only until the first authorization. */
+export async function eraseCvc(db: Queryable, id: string): Promise<void> {
+  await db.query('UPDATE sources SET card_cvc_enc = NULL WHERE id = $1 AND card_cvc_enc IS NOT NULL', [id])
+}
+
+export async function updateSourceCard(db: Queryable, id: string, card: Record<string, unknown>): Promise<void> {
+  await db.query('UPDATE sources SET card = $2::jsonb, updated_at = now() WHERE id = $1', [id, JSON.stringify(card)])
+}
+
+export async function updateSourceBankAccount(
+  db: Queryable,
+  id: string,
+  bankAccount: Record<string, unknown>,
+): Promise<void> {
+  await db.query('UPDATE sources SET bank_account = $2::jsonb, updated_at = now() WHERE id = $1', [
+    id,
+    JSON.stringify(bankAccount),
+  ])
+}

@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto'
+import { Writable } from 'node:stream'
+import pino from 'pino'
+import { type App, type AppDeps, createApp } from '../../src/app.js'
+import { Vault } from '../../src/crypto/vault.js'
+import type { AccountKeys } from '../../src/services/accounts.js'
+import type { Db } from '../../src/store/db.js'
+import { type TestStore, testStore } from './store.js'
+
+export interface Reply<T = any> {
+  status: number
+  body: T
+  headers: Record<string, string | string[] | number | undefined>
+  text: string
+}
+
+export interface Client {
+  get<T = any>(path: string, headers?: Record<string, string>): Promise<Reply<T>>
+  post<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>
+  put<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>
+  delete<T = any>(path: string, headers?: Record<string, string>): Promise<Reply<T>>
+}
+
+/** An HTTP client of one app that authenticates with one key (or none), as a user would. */
+export function client(app: App, key?: string): Client {
+  const call = async (method: string, url: string, body: unknown, headers: Record<string, string> = {}) => {
+    const h: Record<string, string> = { ...headers }
+    if (key) h.authorization = `Basic ${Buffer.from(`${key}:`).toString('base64')}`
+    let payload: string | undefined
+    if (body !== undefined) {
+      payload = typeof body === 'string' ? body : JSON.stringify(body)
+      h['content-type'] ??= 'application/json'
+    }
+    const res = await app.inject({ method: method as 'GET', url, headers: h, payload })
+    let parsed: unknown
+    try {
+      parsed = res.body ? JSON.parse(res.body) : undefined
+    } catch {
+      parsed = undefined
+    }
+    return { status: res.statusCode, body: parsed, headers: res.headers, text: res.body } as Reply
+  }
+  return {
+    get: (p, h) => call('GET', p, undefined, h),
+    post: (p, b, h) => call('POST', p, b ?? {}, h),
+    put: (p, b, h) => call('PUT', p, b, h),
+    delete: (p, h) => call('DELETE', p, undefined, h),
+  }
+}
+
+export interface TestApp {
+  app: App
+  store: TestStore
+  db: Db
+  vault: Vault
+  account: AccountKeys
+  /** test-mode secret key */
+  sk: Client
+  /** test-mode public key */
+  pk: Client
+  /** live-mode secret key */
+  skLive: Client
+  pkLive: Client
+  anon: Client
+  /** every log line the app wrote, as text */
+  logs: string[]
+  /** a second app on the same database, as a second process would be (PostgreSQL only) */
+  twin(): Promise<TestApp>
+  close(): Promise<void>
+}
+
+export async function buildApp(
+  db: Db,
+  vault: Vault,
+  options: AppDeps['options'] = {},
+): Promise<{ app: App; logs: string[] }> {
+  const logs: string[] = []
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(chunk.toString())
+      done()
+    },
+  })
+  const logger = pino({ level: 'trace' }, sink)
+  const app = await createApp({ db, vault, logger, options })
+  await app.ready()
+  return { app, logs }
+}
+
+/** A fresh store, an app on it and an account with keys of both modes. */
+export async function testApp(options: AppDeps['options'] = {}): Promise<TestApp> {
+  const store = await testStore()
+  const vault = new Vault(randomBytes(32))
+  const { app, logs } = await buildApp(store.db, vault, options)
+  const account = await app.services.accounts.create('Test account')
+  const make = (a: App, logLines: string[], ownsStore: boolean): TestApp => ({
+    app: a,
+    store,
+    db: store.db,
+    vault,
+    account,
+    sk: client(a, account.sk_test_key),
+    pk: client(a, account.pk_test_key),
+    skLive: client(a, account.sk_live_key),
+    pkLive: client(a, account.pk_live_key),
+    anon: client(a),
+    logs: logLines,
+    async twin() {
+      const other = await buildApp(await store.connect(), vault, options)
+      return make(other.app, other.logs, false)
+    },
+    async close() {
+      await a.close()
+      if (ownsStore) await store.close()
+    },
+  })
+  return make(app, logs, true)
+}
+
+export const TEST_CARD = {
+  name: 'Ann Lee',
+  number: '4242424242424242',
+  exp_month: '12',
+  exp_year: String(new Date().getUTCFullYear() + 3),
+  cvc: '123',
+}
+
+export const REDIRECT = { success: 'https://shop.example/ok', fail: 'https://shop.example/fail' }
+
+export function cardSource(overrides: Record<string, unknown> = {}) {
+  return { type: 'card', card: { ...TEST_CARD, ...overrides } }
+}
