@@ -9,7 +9,10 @@ import type { Vault } from './crypto/vault.js'
 import { AppError } from './errors.js'
 import { authHook } from './http/auth.js'
 import { registerIdempotency } from './http/idempotency.js'
+import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
+import { eventRoutes } from './http/routes/events.js'
+import { hostedRoutes } from './http/routes/hosted.js'
 import { meRoutes } from './http/routes/me.js'
 import { sourceRoutes } from './http/routes/sources.js'
 import { validationError, validatorCompiler } from './http/validation.js'
@@ -59,7 +62,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
 
-  const services = buildServices({ db: deps.db, vault: deps.vault, options: deps.options ?? {} })
+  const options = deps.options ?? {}
+  const services = buildServices({ db: deps.db, vault: deps.vault, options })
   app.decorate('services', services)
   app.decorateRequest('caller', null as never)
 
@@ -81,6 +85,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id)
+  })
+  // operations whose body is all optional may be called with no body at all
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.config.bodyOptional && request.body === undefined) request.body = {}
   })
 
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
@@ -136,7 +144,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(meRoutes, { services })
     await api.register(sourceRoutes, { services })
     await api.register(customerRoutes, { services })
+    await api.register(chargeRoutes, { services, publicUrl: options.publicUrl })
+    await api.register(eventRoutes, { services })
   })
+  await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
 
   return app
 }

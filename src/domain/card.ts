@@ -48,6 +48,7 @@ export type TestCardOutcome =
   | 'expired_card'
   | 'incorrect_cvc'
   | 'processing_error'
+  | 'processor_timeout'
   | 'authenticates_then_declines'
 
 export interface TestCard {
@@ -86,6 +87,7 @@ export const TEST_CARDS: readonly TestCard[] = [
   { number: '4000000000000069', outcome: 'expired_card', funding: 'credit', country: 'US', issuing_bank: BANK },
   { number: '4000000000000127', outcome: 'incorrect_cvc', funding: 'credit', country: 'US', issuing_bank: BANK },
   { number: '4000000000000119', outcome: 'processing_error', funding: 'credit', country: 'US', issuing_bank: BANK },
+  { number: '4000000000000036', outcome: 'processor_timeout', funding: 'credit', country: 'US', issuing_bank: BANK },
 ]
 
 const byNumber = new Map(TEST_CARDS.map((c) => [c.number, c]))

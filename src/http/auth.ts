@@ -8,6 +8,8 @@ export type RouteAuth = 'public' | 'secret' | 'none'
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: RouteAuth
+    /** the body may be left out and is then taken as {} */
+    bodyOptional?: boolean
   }
   interface FastifyRequest {
     caller: Caller

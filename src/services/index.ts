@@ -1,22 +1,39 @@
 import type { Vault } from '../crypto/vault.js'
+import type { Processor } from '../processor/processor.js'
+import { Simulator } from '../processor/simulator.js'
 import type { Db } from '../store/db.js'
 import { accountService } from './accounts.js'
+import { chargeService } from './charges.js'
 import { customerService } from './customers.js'
+import { eventService, type NotifyEnqueuer } from './events.js'
 import { checkNotifyAddress } from './notify-address.js'
 import { sourceService } from './sources.js'
 
 export interface ServiceOptions {
   /** the address payers reach this service at, for hosted pages */
-  publicUrl?: string
+  publicUrl?: string | undefined
+  /** the live-mode processor; live charges are refused without one */
+  liveProcessor?: Processor | undefined
+  /** the test-mode processor; the built-in simulator unless a test replaces it */
+  testProcessor?: Processor | undefined
+  enqueueNotify?: NotifyEnqueuer | undefined
 }
 
 /** The one place where use cases get their dependencies. */
 export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOptions }) {
-  const { db, vault } = deps
+  const { db, vault, options } = deps
+  const events = eventService({ db, enqueueNotify: options.enqueueNotify })
   return {
     accounts: accountService({ db, vault }),
     sources: sourceService({ db, vault, checkNotifyAddress }),
     customers: customerService({ db }),
+    events,
+    charges: chargeService({
+      db,
+      vault,
+      events: events.recorder,
+      processors: { test: options.testProcessor ?? new Simulator(), live: options.liveProcessor },
+    }),
   }
 }
 

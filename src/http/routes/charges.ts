@@ -1,0 +1,133 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Services } from '../../services/index.js'
+import { baseUrlOf } from '../base-url.js'
+import { pageOf } from '../lists.js'
+import {
+  CaptureBody,
+  Charge,
+  CreateChargeBody,
+  RefundBody,
+  TestAuthorizeBody,
+  VerifyBody,
+  VoidBody,
+} from '../schemas/charge.js'
+import { IdParams, ListOf, ListQuery, withErrors } from '../schemas/common.js'
+
+const Params = IdParams('ch_id', 'ch_')
+const tags = ['charges']
+
+export const chargeRoutes: FastifyPluginAsyncTypebox<{ services: Services; publicUrl?: string | undefined }> = async (
+  app,
+  { services, publicUrl },
+) => {
+  const charges = services.charges
+
+  app.post(
+    '/v2/charges',
+    {
+      schema: {
+        tags,
+        summary: 'Create a charge',
+        description:
+          'Consumes a single-use source, or charges a vaulted one with its `customer`. A declined payment is not an HTTP error: the answer is 201 with `status: failed` and `failure_data`.',
+        body: CreateChargeBody,
+        response: withErrors({ 201: Charge }),
+      },
+    },
+    async (req, reply) => reply.code(201).send(await charges.create(req.caller, req.body, baseUrlOf(req, publicUrl))),
+  )
+
+  app.get(
+    '/v2/charges',
+    {
+      schema: {
+        tags,
+        summary: 'List charges, newest first',
+        querystring: ListQuery,
+        response: withErrors({ 200: ListOf(Charge) }),
+      },
+    },
+    (req) => pageOf('/v2/charges/', req.query, (page) => charges.list(req.caller, page)),
+  )
+
+  app.get(
+    '/v2/charges/:ch_id',
+    { schema: { tags, summary: 'Retrieve a charge', params: Params, response: withErrors({ 200: Charge }) } },
+    (req) => charges.get(req.caller, req.params.ch_id),
+  )
+
+  app.post(
+    '/v2/charges/:ch_id/capture',
+    {
+      config: { bodyOptional: true },
+      schema: {
+        tags,
+        summary: 'Capture an authorized charge',
+        description: 'A partial capture releases the rest: `amount` becomes the captured amount.',
+        params: Params,
+        body: CaptureBody,
+        response: withErrors({ 200: Charge }),
+      },
+    },
+    (req) => charges.capture(req.caller, req.params.ch_id, req.body.amount),
+  )
+
+  app.post(
+    '/v2/charges/:ch_id/void',
+    {
+      config: { bodyOptional: true },
+      schema: {
+        tags,
+        summary: 'Void an authorized, uncaptured charge',
+        params: Params,
+        body: VoidBody,
+        response: withErrors({ 200: Charge }),
+      },
+    },
+    (req) => charges.void(req.caller, req.params.ch_id),
+  )
+
+  app.post(
+    '/v2/charges/:ch_id/refund',
+    {
+      config: { bodyOptional: true },
+      schema: {
+        tags,
+        summary: 'Refund a captured charge, in whole or in part',
+        params: Params,
+        body: RefundBody,
+        response: withErrors({ 200: Charge }),
+      },
+    },
+    (req) => charges.refund(req.caller, req.params.ch_id, req.body),
+  )
+
+  app.post(
+    '/v2/charges/:ch_id/verify',
+    {
+      schema: {
+        tags,
+        summary: 'Confirm a bank-account charge with the one-time password',
+        params: Params,
+        body: VerifyBody,
+        response: withErrors({ 200: Charge }),
+      },
+    },
+    (req) => charges.verify(req.caller, req.params.ch_id, req.body, baseUrlOf(req, publicUrl)),
+  )
+
+  app.post(
+    '/v2/test/charges/:ch_id/authorize',
+    {
+      schema: {
+        tags: ['test mode'],
+        summary: 'Answer a pending charge as the payer would on its hosted page (test keys only)',
+        params: Params,
+        body: TestAuthorizeBody,
+        response: withErrors({ 200: Charge }),
+      },
+    },
+    (req) =>
+      charges.testDecide(req.caller, req.params.ch_id, req.body.decision === 'approve', baseUrlOf(req, publicUrl)),
+  )
+}

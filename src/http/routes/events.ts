@@ -1,0 +1,34 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Services } from '../../services/index.js'
+import { pageOf } from '../lists.js'
+import { IdParams, ListOf, ListQuery, withErrors } from '../schemas/common.js'
+import { Event } from '../schemas/event.js'
+
+const tags = ['events']
+
+export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  app.get(
+    '/v2/events',
+    {
+      schema: {
+        tags,
+        summary: 'List events, newest first',
+        querystring: ListQuery,
+        response: withErrors({ 200: ListOf(Event) }),
+      },
+    },
+    (req) => pageOf('/v2/events/', req.query, (page) => services.events.list(req.caller, page)),
+  )
+  app.get(
+    '/v2/events/:evt_id',
+    {
+      schema: {
+        tags,
+        summary: 'Retrieve an event',
+        params: IdParams('evt_id', 'evt_'),
+        response: withErrors({ 200: Event }),
+      },
+    },
+    (req) => services.events.get(req.caller, req.params.evt_id),
+  )
+}

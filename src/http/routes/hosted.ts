@@ -1,0 +1,130 @@
+import formbody from '@fastify/formbody'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { PayerStep } from '../../processor/processor.js'
+import type { Services } from '../../services/index.js'
+import { baseUrlOf } from '../base-url.js'
+
+const escape = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string)
+
+const TITLES: Record<PayerStep, { title: string; text: string }> = {
+  three_d_secure: { title: '3-D Secure authentication', text: 'Your bank asks you to confirm this card payment.' },
+  wallet: { title: 'Approve the payment in your wallet', text: 'Your wallet asks you to approve this payment.' },
+  card_scheme: { title: 'Approve the card-scheme payment', text: 'Confirm this payment with your card scheme.' },
+  qr: { title: 'Scan to pay', text: 'Scan the code with your banking app, then confirm the payment.' },
+  bank: { title: 'Log in to your bank', text: 'Link your bank account and approve this transfer.' },
+  otp: { title: 'One-time password', text: 'Enter the code your bank sent you.' },
+}
+
+const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'"
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escape(title)}</title>
+<style>body{font:16px system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1d1d1f}
+.box{border:1px solid #ccc;border-radius:12px;padding:1.5rem}.amount{font-size:2rem;font-weight:600}
+.test{background:#fff4cc;padding:.25rem .5rem;border-radius:6px;font-size:.8rem}
+.qr{font-family:monospace;background:#f4f4f4;padding:1rem;word-break:break-all}
+button{font:inherit;padding:.6rem 1.2rem;border-radius:8px;border:1px solid #888;margin-right:.5rem;cursor:pointer}
+button[value=approve]{background:#1d7f3a;color:#fff;border-color:#1d7f3a}</style></head>
+<body><div class="box">${body}</div></body></html>`
+}
+
+function formatAmount(amount: number, currency: string): string {
+  try {
+    const digits =
+      new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
+    return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount / 10 ** digits)
+  } catch {
+    return `${amount} ${currency.toUpperCase()}`
+  }
+}
+
+const Params = Type.Object({ ch_id: Type.String({ minLength: 1, maxLength: 100 }) })
+const Query = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200 })) })
+const Form = Type.Object({
+  token: Type.Optional(Type.String({ maxLength: 200 })),
+  decision: Type.Optional(Type.String({ maxLength: 20 })),
+})
+
+/**
+ * The page a payer is sent to by `action.url`: a test-mode stand-in for a bank's 3-D Secure
+ * challenge, a wallet's approval screen, a QR code or a bank login. The payer approves or
+ * declines; the charge moves on and the browser goes to the source's success or fail address.
+ */
+export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publicUrl?: string | undefined }> = async (
+  app,
+  { services, publicUrl },
+) => {
+  await app.register(formbody, { bodyLimit: 4096 })
+
+  const notFound = (reply: import('fastify').FastifyReply) =>
+    reply
+      .code(404)
+      .type('text/html')
+      .header('content-security-policy', CSP)
+      .send(page('Payment not found', '<h1>Payment not found</h1><p>This payment link is not valid.</p>'))
+
+  app.get(
+    '/hosted/charges/:ch_id',
+    { config: { auth: 'none' }, schema: { hide: true, params: Params, querystring: Query } },
+    async (req, reply) => {
+      const found = await services.charges.hostedCharge(req.params.ch_id, req.query.token ?? '')
+      if (!found) return notFound(reply)
+      const { row, step, accountName } = found
+      reply.type('text/html').header('content-security-policy', CSP).header('cache-control', 'no-store')
+      if (row.status !== 'pending' || !step) {
+        return page('Payment', `<h1>Payment ${escape(row.status)}</h1><p>There is nothing left to do here.</p>`)
+      }
+      const t = TITLES[step]
+      const qr = step === 'qr' ? `<p class="qr">JACKDAW-QR:${escape(row.id)}</p>` : ''
+      return page(
+        t.title,
+        `<p><span class="test">${row.livemode ? '' : 'TEST MODE'}</span></p>
+<h1>${escape(t.title)}</h1><p>${escape(t.text)}</p>
+<p>${escape(accountName)}</p><p class="amount">${escape(formatAmount(row.amount, row.currency))}</p>${qr}
+<form method="post" action="/hosted/charges/${escape(row.id)}">
+<input type="hidden" name="token" value="${escape(req.query.token ?? '')}">
+<button type="submit" name="decision" value="approve">Approve</button>
+<button type="submit" name="decision" value="decline">Decline</button>
+</form>`,
+      )
+    },
+  )
+
+  app.post(
+    '/hosted/charges/:ch_id',
+    { config: { auth: 'none' }, schema: { hide: true, params: Params, body: Form } },
+    async (req, reply) => {
+      const decision = req.body.decision
+      if (decision !== 'approve' && decision !== 'decline') {
+        return reply
+          .code(400)
+          .type('text/html')
+          .header('content-security-policy', CSP)
+          .send(page('Payment', '<h1>Choose approve or decline</h1>'))
+      }
+      const done = await services.charges.hostedAnswer(
+        req.params.ch_id,
+        req.body.token ?? '',
+        decision === 'approve',
+        baseUrlOf(req, publicUrl),
+      )
+      if (!done) return notFound(reply)
+      const { view, source } = done
+      const redirect = source.redirect as { success?: string; fail?: string } | null
+      const target =
+        view.status === 'succeeded' ? redirect?.success : view.status === 'pending' ? undefined : redirect?.fail
+      if (target) return reply.redirect(target, 303)
+      if (view.status === 'pending') {
+        return reply.redirect(view.source.action?.url ?? `/hosted/charges/${view.id}`, 303)
+      }
+      return reply
+        .type('text/html')
+        .header('content-security-policy', CSP)
+        .send(page('Payment', `<h1>Payment ${escape(view.status)}</h1><p>You can close this page.</p>`))
+    },
+  )
+}

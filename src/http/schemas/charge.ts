@@ -1,0 +1,96 @@
+import { type Static, Type } from 'typebox'
+import { MAX_AMOUNT } from '../../domain/money.js'
+import { Metadata, MetadataOut, PATTERN_P, Timestamp } from './common.js'
+import { ChargeSource } from './source.js'
+
+const Amount = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_AMOUNT, description })
+
+export const CreateChargeBody = Type.Object(
+  {
+    amount: Amount('In the smallest currency unit'),
+    currency: Type.String({ pattern: '^[A-Za-z]{3}$', description: 'ISO 4217 code, any case; returned lowercase' }),
+    source: Type.String({ minLength: 1, maxLength: 100, description: 'A source id (src_…)' }),
+    description: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    statement_descriptor: Type.Optional(
+      Type.String({ minLength: 3, maxLength: 100, pattern: PATTERN_P, description: "Defaults to the account's name" }),
+    ),
+    capture: Type.Optional(Type.Boolean({ default: true, description: 'false: authorize now, capture later' })),
+    require_auth: Type.Optional(
+      Type.Boolean({ default: true, description: 'false: skip 3-D Secure for a card; no effect on vaulted cards' }),
+    ),
+    customer: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'The customer that owns a vaulted source' }),
+    ),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+)
+export type CreateChargeInput = Static<typeof CreateChargeBody>
+
+export const CaptureBody = Type.Object(
+  { amount: Type.Optional(Amount('At most the authorized amount; the rest is released')) },
+  { additionalProperties: false },
+)
+
+export const VoidBody = Type.Object({}, { additionalProperties: false })
+
+export const RefundBody = Type.Object(
+  {
+    amount: Type.Optional(Amount('Default: all that is left to refund')),
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  },
+  { additionalProperties: false },
+)
+
+export const VerifyBody = Type.Object(
+  {
+    confirmation_id: Type.String({ minLength: 5, maxLength: 255 }),
+    otp: Type.String({ minLength: 1, maxLength: 10 }),
+  },
+  { additionalProperties: false },
+)
+
+export const TestAuthorizeBody = Type.Object(
+  { decision: Type.Enum(['approve', 'decline']) },
+  { additionalProperties: false },
+)
+
+export const Refund = Type.Object({
+  object: Type.Literal('refund'),
+  id: Type.String(),
+  amount: Type.Integer(),
+  currency: Type.String(),
+  reason: Type.String(),
+  status: Type.Enum(['pending', 'succeeded', 'failed']),
+  created_at: Timestamp,
+  updated_at: Type.Optional(Timestamp),
+})
+export type RefundView = Static<typeof Refund>
+
+export const FailureData = Type.Object({
+  code: Type.String(),
+  reason: Type.String(),
+  next_steps: Type.String(),
+  provider_response: Type.Record(Type.String(), Type.Unknown()),
+})
+
+export const Charge = Type.Object({
+  object: Type.Literal('charge'),
+  id: Type.String(),
+  amount: Type.Integer(),
+  amount_refunded: Type.Integer(),
+  authorized: Type.Boolean(),
+  captured: Type.Boolean(),
+  currency: Type.String(),
+  statement_descriptor: Type.String(),
+  description: Type.String(),
+  source: ChargeSource,
+  refunds: Type.Array(Refund),
+  status: Type.Enum(['pending', 'succeeded', 'failed', 'voided', 'refunded']),
+  livemode: Type.Boolean(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  metadata: Type.Optional(MetadataOut),
+  failure_data: Type.Optional(FailureData),
+})
+export type ChargeView = Static<typeof Charge>

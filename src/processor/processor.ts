@@ -1,0 +1,77 @@
+import type { SourceType } from '../http/schemas/source.js'
+
+/**
+ * What the service asks of a payment processor. The test-mode simulator and a live connector both
+ * stand behind this interface; the service never knows which one it talks to.
+ */
+export interface PaymentRequest {
+  chargeId: string
+  livemode: boolean
+  sourceType: SourceType
+  amount: number
+  currency: string
+  /** false skips 3-D Secure for a card, as the interface's `require_auth` says */
+  requireAuth: boolean
+  /** a saved source: no 3-D Secure, and a linked bank account confirms by OTP */
+  vaulted: boolean
+  card?: { number: string; cvc?: string | undefined; expMonth: string; expYear: string }
+  /** a bank-transfer source whose account was linked on an earlier payment */
+  bankLinked: boolean
+  holderName?: string | undefined
+}
+
+export interface FailureData {
+  code: string
+  reason: string
+  next_steps: string
+  provider_response: Record<string, unknown>
+}
+
+export type CvcCheck = 'pass' | 'fail' | 'unchecked'
+
+export interface LinkedBankAccount {
+  reference_id: string
+  bank_type: string
+  bank_code: string
+  account_name: string
+  account_number: string
+  account_type: string
+  expires_at: string
+}
+
+/** Where the payer must go before the processor decides. */
+export type PayerStep = 'three_d_secure' | 'wallet' | 'card_scheme' | 'qr' | 'bank' | 'otp'
+
+export type AuthorizeOutcome =
+  | { outcome: 'authorized'; reference: string; cvcCheck?: CvcCheck; bankAccount?: LinkedBankAccount }
+  | { outcome: 'action_required'; reference: string; step: PayerStep; cvcCheck?: CvcCheck }
+  | { outcome: 'declined'; reference?: string; failure: FailureData; cvcCheck?: CvcCheck }
+
+export type PayerAnswer = { approve: boolean } | { otp: string }
+
+export type OperationOutcome = { outcome: 'succeeded' } | { outcome: 'declined'; failure: FailureData }
+
+export interface Processor {
+  authorize(req: PaymentRequest): Promise<AuthorizeOutcome>
+  /** The payer's answer at a hosted page, or an OTP; `otp_invalid` leaves the step open. */
+  completeStep(
+    req: PaymentRequest,
+    reference: string,
+    step: PayerStep,
+    answer: PayerAnswer,
+  ): Promise<AuthorizeOutcome | { outcome: 'otp_invalid' }>
+  capture(reference: string, amount: number, currency: string): Promise<OperationOutcome>
+  void(reference: string): Promise<OperationOutcome>
+  refund(reference: string, amount: number, currency: string, refundId: string): Promise<OperationOutcome>
+}
+
+/** The processor could not be reached or did not answer in time: the outcome is unknown. */
+export class ProcessorError extends Error {
+  constructor(
+    readonly kind: 'timeout' | 'unavailable' | 'failed',
+    message: string,
+  ) {
+    super(message)
+    this.name = 'ProcessorError'
+  }
+}

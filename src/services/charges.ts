@@ -1,0 +1,593 @@
+import { randomBytes } from 'node:crypto'
+import type { Vault } from '../crypto/vault.js'
+import {
+  type ChargeState,
+  canCapture,
+  canRefund,
+  canVoid,
+  isAwaitingPayer,
+  type Refusal,
+  statusAfterRefunds,
+} from '../domain/charge-state.js'
+import { newId } from '../domain/ids.js'
+import { normalizeCurrency } from '../domain/money.js'
+import { AppError, invalidParam, notFound } from '../errors.js'
+import type { ChargeView, CreateChargeInput, RefundView } from '../http/schemas/charge.js'
+import type { SourceType } from '../http/schemas/source.js'
+import {
+  type AuthorizeOutcome,
+  type PayerAnswer,
+  type PayerStep,
+  type PaymentRequest,
+  type Processor,
+  ProcessorError,
+} from '../processor/processor.js'
+import { findAccount } from '../store/accounts.js'
+import type { ChargeRow, RefundRow } from '../store/charges.js'
+import * as charges from '../store/charges.js'
+import { getCustomer } from '../store/customers.js'
+import type { Db, Queryable } from '../store/db.js'
+import type { Page, PageRequest } from '../store/list.js'
+import type { Scope } from '../store/scope.js'
+import type { SourceRow } from '../store/sources.js'
+import * as sources from '../store/sources.js'
+import type { EventRecorder } from './events.js'
+import { sourceView } from './views.js'
+
+export interface Processors {
+  test: Processor
+  live?: Processor | undefined
+}
+
+/** The payer step and how the charge shows it, kept with the charge while it is pending. */
+interface StoredAction {
+  type: 'redirect_to_url' | 'verify_otp'
+  url?: string
+  confirmation_id?: string
+  step: PayerStep
+}
+
+const MAX_OTP_ATTEMPTS = 3
+const DEFAULT_REFUND_REASON = 'requested_by_customer'
+
+export function refundView(r: RefundRow): RefundView {
+  return {
+    object: 'refund',
+    id: r.id,
+    amount: r.amount,
+    currency: r.currency,
+    reason: r.reason,
+    status: r.status,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  }
+}
+
+export function chargeView(c: ChargeRow, source: SourceRow, refunds: RefundRow[]): ChargeView {
+  const action = c.action as StoredAction | null
+  return {
+    object: 'charge',
+    id: c.id,
+    amount: c.amount,
+    amount_refunded: c.amount_refunded,
+    authorized: c.authorized,
+    captured: c.captured,
+    currency: c.currency,
+    statement_descriptor: c.statement_descriptor,
+    description: c.description,
+    source: {
+      ...sourceView(source),
+      require_auth: c.require_auth,
+      ...(action
+        ? {
+            action: {
+              type: action.type,
+              ...(action.url ? { url: action.url } : {}),
+              ...(action.confirmation_id ? { confirmation_id: action.confirmation_id } : {}),
+            },
+          }
+        : {}),
+    },
+    refunds: refunds.map(refundView),
+    status: c.status,
+    livemode: c.livemode,
+    created_at: c.created_at,
+    updated_at: c.updated_at,
+    metadata: c.metadata as ChargeView['metadata'],
+    ...(c.failure_data ? { failure_data: c.failure_data as ChargeView['failure_data'] } : {}),
+  }
+}
+
+function refuse(r: Refusal | undefined): void {
+  if (r) throw new AppError(r.code, r.message, r.code === 'amount_too_large' ? { param: 'amount' } : {})
+}
+
+/** An account name as a statement descriptor: pattern P, 3 to 100 characters. */
+export function descriptorFrom(name: string): string {
+  const cleaned = name
+    .replace(/[^A-Za-z0-9\s'#_.\-,]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 100)
+  return cleaned.length >= 3 ? cleaned : 'JACKDAW'
+}
+
+export interface ChargeDeps {
+  db: Db
+  vault: Vault
+  processors: Processors
+  events: EventRecorder
+}
+
+export function chargeService(deps: ChargeDeps) {
+  const { db, vault, events } = deps
+
+  function processorFor(livemode: boolean): Processor {
+    if (!livemode) return deps.processors.test
+    if (!deps.processors.live) {
+      throw new AppError(
+        'livemode_unavailable',
+        'Live mode has no payment processor configured (JACKDAW_LIVE_PROCESSOR_URL); use a test key',
+      )
+    }
+    return deps.processors.live
+  }
+
+  async function load(q: Queryable, scope: Scope, row: ChargeRow): Promise<ChargeView> {
+    const [source, refunds] = await Promise.all([
+      sources.getSource(q, scope, row.source_id),
+      charges.refundsOf(q, [row.id]),
+    ])
+    return chargeView(row, source as SourceRow, refunds)
+  }
+
+  /** Saves an outcome with its event, in the caller's transaction; returns the charge as now. */
+  async function record(q: Queryable, scope: Scope, id: string, patch: charges.ChargePatch, eventType?: string) {
+    const row = await charges.patchCharge(q, id, patch)
+    const view = await load(q, scope, row)
+    if (eventType) await events.record(q, scope, eventType, view)
+    return { row, view }
+  }
+
+  async function paymentRequest(charge: ChargeRow, source: SourceRow): Promise<PaymentRequest> {
+    const secrets = source.type === 'card' ? await sources.sourceSecrets(db, source.id) : undefined
+    const card = source.card as { exp_month: string; exp_year: string; name: string } | null
+    const owner = source.owner as { name?: string; billing?: { name?: string } } | null
+    return {
+      chargeId: charge.id,
+      livemode: charge.livemode,
+      sourceType: source.type as SourceType,
+      amount: charge.amount,
+      currency: charge.currency,
+      requireAuth: charge.require_auth,
+      vaulted: source.vaulted,
+      bankLinked: source.bank_account !== null,
+      holderName: owner?.name || owner?.billing?.name || card?.name,
+      ...(secrets?.card_number_enc && card
+        ? {
+            card: {
+              number: vault.decrypt(secrets.card_number_enc),
+              cvc: secrets.card_cvc_enc ? vault.decrypt(secrets.card_cvc_enc) : undefined,
+              expMonth: card.exp_month,
+              expYear: card.exp_year,
+            },
+          }
+        : {}),
+    }
+  }
+
+  function actionFor(step: PayerStep, chargeId: string, token: string, baseUrl: string): StoredAction {
+    if (step === 'otp') return { type: 'verify_otp', confirmation_id: `conf_${token.slice(0, 24)}`, step }
+    return { type: 'redirect_to_url', url: `${baseUrl}/hosted/charges/${chargeId}?token=${token}`, step }
+  }
+
+  /** Records what the processor said of an authorization, in one transaction with its event. */
+  async function applyAuthorization(
+    scope: Scope,
+    charge: ChargeRow,
+    source: SourceRow,
+    outcome: AuthorizeOutcome,
+    baseUrl: string,
+  ): Promise<ChargeView> {
+    return db.transaction(async (tx) => {
+      if (outcome.outcome !== 'action_required') {
+        // the security code is kept only until the authorization is decided
+        await sources.eraseCvc(tx, source.id)
+      }
+      if (source.card && (outcome.cvcCheck === 'pass' || outcome.cvcCheck === 'fail')) {
+        await sources.updateSourceCard(tx, source.id, { ...source.card, cvc_checked: outcome.cvcCheck })
+      }
+      if (outcome.outcome === 'authorized') {
+        if (outcome.bankAccount) await sources.updateSourceBankAccount(tx, source.id, { ...outcome.bankAccount })
+        const patch = {
+          status: 'succeeded' as const,
+          authorized: true,
+          captured: charge.capture,
+          processing: null,
+          action: null,
+          action_token: null,
+          processor_ref: outcome.reference,
+        }
+        return (await record(tx, scope, charge.id, patch, 'charge.succeeded')).view
+      }
+      if (outcome.outcome === 'action_required') {
+        const token = randomBytes(24).toString('hex')
+        const action = actionFor(outcome.step, charge.id, token, baseUrl)
+        const patch = { processing: null, action: { ...action }, action_token: token, processor_ref: outcome.reference }
+        return (await record(tx, scope, charge.id, patch, 'charge.pending')).view
+      }
+      const patch = {
+        status: 'failed' as const,
+        processing: null,
+        action: null,
+        action_token: null,
+        failure_data: { ...outcome.failure },
+        ...(outcome.reference ? { processor_ref: outcome.reference } : {}),
+      }
+      return (await record(tx, scope, charge.id, patch, 'charge.failed')).view
+    })
+  }
+
+  function processorFailure(err: ProcessorError): AuthorizeOutcome {
+    return {
+      outcome: 'declined',
+      failure: {
+        code: err.kind === 'timeout' ? 'processor_timeout' : 'processor_unavailable',
+        reason: `The payment processor ${err.kind === 'timeout' ? 'did not answer in time' : 'could not be reached'}`,
+        next_steps: 'Retry with a new source; no money was taken',
+        provider_response: { error: err.kind },
+      },
+    }
+  }
+
+  async function callAuthorize<T>(call: () => Promise<T>): Promise<T | AuthorizeOutcome> {
+    try {
+      return await call()
+    } catch (err) {
+      if (err instanceof ProcessorError) return processorFailure(err)
+      throw err
+    }
+  }
+
+  async function create(scope: Scope, input: CreateChargeInput, baseUrl: string): Promise<ChargeView> {
+    const processor = processorFor(scope.livemode)
+    const currency = normalizeCurrency(input.currency)
+    if (!currency) throw invalidParam('parameter_invalid', 'currency', `currency is not an ISO 4217 code`)
+
+    const { charge, source } = await db.transaction(async (tx) => {
+      const source = await sources.getSource(tx, scope, input.source)
+      if (!source) throw new AppError('resource_missing', `No such source: '${input.source}'`, { param: 'source' })
+      if (input.customer !== undefined) {
+        if (!(await getCustomer(tx, scope, input.customer))) {
+          throw new AppError('resource_missing', `No such customer: '${input.customer}'`, { param: 'customer' })
+        }
+        if (source.customer_id !== input.customer) {
+          throw new AppError(
+            'customer_source_mismatch',
+            `The source ${source.id} does not belong to ${input.customer}`,
+            {
+              param: 'customer',
+            },
+          )
+        }
+      } else if (source.customer_id !== null) {
+        throw new AppError(
+          'customer_source_mismatch',
+          `The source ${source.id} is saved to a customer; pass that customer to charge it`,
+          { param: 'customer' },
+        )
+      }
+      let current = source
+      if (!source.vaulted) {
+        const consumed = await sources.consumeSource(tx, scope, source.id)
+        if (!consumed) {
+          throw new AppError('source_used', `The source ${source.id} has already been used`, { param: 'source' })
+        }
+        current = consumed
+      }
+      const account = await findAccount(tx, scope.accountId)
+      const charge = await charges.insertCharge(tx, scope, {
+        id: newId('charge'),
+        source_id: source.id,
+        customer_id: input.customer ?? null,
+        amount: input.amount,
+        currency,
+        description: input.description ?? '',
+        statement_descriptor: input.statement_descriptor ?? descriptorFrom(account?.name ?? ''),
+        capture: input.capture ?? true,
+        require_auth: input.require_auth ?? true,
+        metadata: input.metadata ?? {},
+      })
+      return { charge, source: current }
+    })
+
+    const request = await paymentRequest(charge, source)
+    const outcome = await callAuthorize(() => processor.authorize(request))
+    return applyAuthorization(scope, charge, source, outcome, baseUrl)
+  }
+
+  async function get(scope: Scope, id: string): Promise<ChargeView> {
+    const row = await charges.getCharge(db, scope, id)
+    if (!row) throw notFound('charge', id)
+    return load(db, scope, row)
+  }
+
+  async function list(scope: Scope, page: PageRequest): Promise<Page<ChargeView>> {
+    const found = await charges.listCharges(db, scope, page)
+    const ids = found.rows.map((r) => r.id)
+    const [refunds, srcs] = await Promise.all([
+      charges.refundsOf(db, ids),
+      Promise.all([...new Set(found.rows.map((r) => r.source_id))].map((s) => sources.getSource(db, scope, s))),
+    ])
+    const sourceById = new Map(srcs.filter((s): s is SourceRow => !!s).map((s) => [s.id, s]))
+    return {
+      rows: found.rows.map((r) =>
+        chargeView(
+          r,
+          sourceById.get(r.source_id) as SourceRow,
+          refunds.filter((f) => f.charge_id === r.id),
+        ),
+      ),
+      hasMore: found.hasMore,
+    }
+  }
+
+  /**
+   * Marks an operation as under way on a locked charge, after the state machine allows it, so a
+   * concurrent second operation is refused; the processor is called after this commits.
+   */
+  async function begin(
+    scope: Scope,
+    id: string,
+    operation: string,
+    check: (c: ChargeState & ChargeRow) => void,
+  ): Promise<ChargeRow> {
+    return db.transaction(async (tx) => {
+      const row = await charges.getCharge(tx, scope, id, true)
+      if (!row) throw notFound('charge', id)
+      check(row)
+      return charges.patchCharge(tx, id, { processing: operation })
+    })
+  }
+
+  /** The processor failed: the operation did not happen; the charge is as it was. */
+  async function abandon(id: string, err: unknown): Promise<never> {
+    await charges.patchCharge(db, id, { processing: null })
+    if (err instanceof ProcessorError) {
+      throw new AppError('processor_error', `The payment processor failed (${err.kind}); nothing changed, retry later`)
+    }
+    throw err
+  }
+
+  async function declinedOperation(id: string, what: string, failure: { reason: string }): Promise<never> {
+    await charges.patchCharge(db, id, { processing: null })
+    throw new AppError('processor_error', `The processor refused the ${what}: ${failure.reason}`)
+  }
+
+  async function capture(scope: Scope, id: string, amount: number | undefined): Promise<ChargeView> {
+    const row = await begin(scope, id, 'capture', (c) => refuse(canCapture(c, amount)))
+    const toCapture = amount ?? row.amount
+    let outcome: Awaited<ReturnType<Processor['capture']>>
+    try {
+      outcome = await processorFor(scope.livemode).capture(row.processor_ref ?? '', toCapture, row.currency)
+    } catch (err) {
+      return abandon(id, err)
+    }
+    if (outcome.outcome === 'declined') return declinedOperation(id, 'capture', outcome.failure)
+    return db.transaction(async (tx) => {
+      const patch = { captured: true, amount: toCapture, processing: null }
+      return (await record(tx, scope, id, patch, 'charge.captured')).view
+    })
+  }
+
+  async function voidCharge(scope: Scope, id: string): Promise<ChargeView> {
+    const row = await begin(scope, id, 'void', (c) => refuse(canVoid(c)))
+    let outcome: Awaited<ReturnType<Processor['void']>>
+    try {
+      outcome = await processorFor(scope.livemode).void(row.processor_ref ?? '')
+    } catch (err) {
+      return abandon(id, err)
+    }
+    if (outcome.outcome === 'declined') return declinedOperation(id, 'void', outcome.failure)
+    return db.transaction(async (tx) => {
+      const patch = { status: 'voided' as const, authorized: false, processing: null }
+      return (await record(tx, scope, id, patch, 'charge.voided')).view
+    })
+  }
+
+  /**
+   * The refund is recorded pending, and its amount reserved on the locked charge, before the
+   * processor is called; concurrent refunds therefore can never add up past the amount.
+   */
+  async function refund(
+    scope: Scope,
+    id: string,
+    input: { amount?: number | undefined; reason?: string | undefined },
+  ): Promise<ChargeView> {
+    const { row, refund } = await db.transaction(async (tx) => {
+      const row = await charges.getCharge(tx, scope, id, true)
+      if (!row) throw notFound('charge', id)
+      refuse(canRefund(row, input.amount))
+      const amount = input.amount ?? row.amount - row.amount_refunded
+      const refund = await charges.insertRefund(tx, {
+        id: newId('refund'),
+        charge_id: id,
+        amount,
+        currency: row.currency,
+        reason: input.reason ?? DEFAULT_REFUND_REASON,
+      })
+      const updated = await charges.patchCharge(tx, id, { amount_refunded: row.amount_refunded + amount })
+      return { row: updated, refund }
+    })
+    let ok: boolean
+    try {
+      const outcome = await processorFor(scope.livemode).refund(
+        row.processor_ref ?? '',
+        refund.amount,
+        refund.currency,
+        refund.id,
+      )
+      ok = outcome.outcome === 'succeeded'
+    } catch (err) {
+      if (!(err instanceof ProcessorError)) throw err
+      ok = false
+    }
+    return db.transaction(async (tx) => {
+      const current = (await charges.getCharge(tx, scope, id, true)) as ChargeRow
+      await charges.setRefundStatus(tx, refund.id, ok ? 'succeeded' : 'failed')
+      if (!ok) {
+        // a failed refund gives its reservation back
+        const patch = { amount_refunded: current.amount_refunded - refund.amount }
+        return (await record(tx, scope, id, patch, 'charge.refund_failed')).view
+      }
+      const patch = { status: statusAfterRefunds(current, current.amount_refunded) }
+      return (await record(tx, scope, id, patch, 'charge.refunded')).view
+    })
+  }
+
+  /**
+   * The payer's answer to a pending charge: from the hosted page, the test-mode endpoint or the
+   * OTP step. `authorizeStep` checks that the answer fits the step the charge waits for.
+   */
+  async function answer(
+    scope: Scope,
+    id: string,
+    payer: PayerAnswer,
+    authorizeStep: (c: ChargeRow, action: StoredAction) => void,
+    baseUrl: string,
+  ): Promise<ChargeView> {
+    const row = await begin(scope, id, 'authorize', (c) => {
+      if (!isAwaitingPayer(c) || !c.action) {
+        throw new AppError('charge_not_pending', `A ${c.status} charge is not waiting for the payer`)
+      }
+      authorizeStep(c, c.action as unknown as StoredAction)
+    })
+    const action = row.action as unknown as StoredAction
+    const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
+    let outcome: AuthorizeOutcome | { outcome: 'otp_invalid' }
+    try {
+      outcome = await processorFor(scope.livemode).completeStep(
+        await paymentRequest(row, source),
+        row.processor_ref ?? '',
+        action.step,
+        payer,
+      )
+    } catch (err) {
+      if (!(err instanceof ProcessorError)) {
+        await charges.patchCharge(db, id, { processing: null })
+        throw err
+      }
+      outcome = processorFailure(err)
+    }
+    if (outcome.outcome === 'otp_invalid') {
+      const attempts = row.otp_attempts + 1
+      if (attempts >= MAX_OTP_ATTEMPTS) {
+        return applyAuthorization(
+          scope,
+          { ...row, otp_attempts: attempts },
+          source,
+          {
+            outcome: 'declined',
+            failure: {
+              code: 'otp_attempts_exceeded',
+              reason: `The one-time password was wrong ${attempts} times`,
+              next_steps: 'Start a new payment',
+              provider_response: {},
+            },
+          },
+          baseUrl,
+        )
+      }
+      await charges.patchCharge(db, id, { processing: null, otp_attempts: attempts })
+      throw new AppError(
+        'otp_invalid',
+        `The one-time password is not correct; ${MAX_OTP_ATTEMPTS - attempts} tries left`,
+        {
+          param: 'otp',
+        },
+      )
+    }
+    // authorized, declined, or (a processor may ask for one more step) another action
+    return applyAuthorization(scope, row, source, outcome, baseUrl)
+  }
+
+  async function verify(
+    scope: Scope,
+    id: string,
+    input: { confirmation_id: string; otp: string },
+    baseUrl: string,
+  ): Promise<ChargeView> {
+    return answer(
+      scope,
+      id,
+      { otp: input.otp },
+      (_c, action) => {
+        if (action.step !== 'otp') {
+          throw new AppError('charge_not_verifiable', 'This charge waits for the payer at a hosted page, not an OTP')
+        }
+        if (action.confirmation_id !== input.confirmation_id) {
+          throw new AppError('confirmation_id_invalid', 'confirmation_id does not match the charge', {
+            param: 'confirmation_id',
+          })
+        }
+      },
+      baseUrl,
+    )
+  }
+
+  /** Test mode only: moves a charge past its hosted page as if the payer had answered there. */
+  async function testDecide(scope: Scope, id: string, approve: boolean, baseUrl: string): Promise<ChargeView> {
+    if (scope.livemode) throw new AppError('test_mode_only', 'This endpoint works with test keys only')
+    return answer(scope, id, { approve }, (_c, action) => hostedStepOnly(action), baseUrl)
+  }
+
+  function hostedStepOnly(action: StoredAction) {
+    if (action.step === 'otp') {
+      throw new AppError('charge_not_pending', 'This charge waits for an OTP: use POST /v2/charges/:id/verify')
+    }
+  }
+
+  /** The hosted page: found by id, opened by its token, never by an API key. */
+  async function hostedCharge(id: string, token: string) {
+    const row = await charges.getChargeById(db, id)
+    if (!row || !row.action_token || !timingSafeTokenEqual(row.action_token, token)) return undefined
+    const scope = { accountId: row.account_id, livemode: row.livemode }
+    const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
+    const account = await findAccount(db, row.account_id)
+    return {
+      row,
+      scope,
+      source,
+      accountName: account?.name ?? '',
+      step: (row.action as unknown as StoredAction | null)?.step,
+    }
+  }
+
+  async function hostedAnswer(id: string, token: string, approve: boolean, baseUrl: string) {
+    const found = await hostedCharge(id, token)
+    if (!found) return undefined
+    const view = await answer(
+      found.scope,
+      id,
+      { approve },
+      (c, action) => {
+        // the token could have been replaced since the page was found
+        if (c.action_token !== token) throw notFound('charge', id)
+        hostedStepOnly(action)
+      },
+      baseUrl,
+    )
+    return { view, source: found.source }
+  }
+
+  return { create, get, list, capture, void: voidCharge, refund, verify, testDecide, hostedCharge, hostedAnswer }
+}
+
+function timingSafeTokenEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false
+  let diff = 0
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
+  return diff === 0
+}
+
+export type ChargeService = ReturnType<typeof chargeService>
