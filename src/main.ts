@@ -1,10 +1,15 @@
+import cluster from 'node:cluster'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import pino from 'pino'
+import { fileURLToPath } from 'node:url'
+import pino, { type Logger } from 'pino'
 import { createApp } from './app.js'
 import { type Config, ConfigError, parseConfig } from './config.js'
+import { HttpProcessor } from './processor/http-connector.js'
+import type { Processor } from './processor/processor.js'
+import { accountService } from './services/accounts.js'
 import { StoreLockedError } from './store/db.js'
-import { openStore } from './store/open.js'
+import { openStore, type Store } from './store/open.js'
 
 interface TestKeys {
   account: string
@@ -12,48 +17,74 @@ interface TestKeys {
   pk_test_key: string
 }
 
-/**
- * Opens the store, migrates, makes a default account on an empty store and listens. The embedded
- * store keeps the default account's test keys beside its data so every start can print them.
- */
-export async function serve(config: Config) {
-  const logger = pino({
+export function makeLogger(config: Config): Logger {
+  return pino({
     level: config.LOG_LEVEL,
-    redact: { paths: ['req.headers.authorization', '*.card.number', '*.card.cvc'], censor: '[redacted]' },
+    // request bodies are never logged; these paths guard any object that might carry one
+    redact: {
+      paths: ['req.headers.authorization', '*.card.number', '*.card.cvc', '*.number', '*.cvc'],
+      censor: '[redacted]',
+    },
   })
+}
+
+export function liveProcessorOf(config: Config): Processor | undefined {
+  if (!config.JACKDAW_LIVE_PROCESSOR_URL) return undefined
+  if (!config.JACKDAW_LIVE_PROCESSOR_SECRET) {
+    throw new ConfigError('JACKDAW_LIVE_PROCESSOR_SECRET is required with JACKDAW_LIVE_PROCESSOR_URL')
+  }
+  return new HttpProcessor(config.JACKDAW_LIVE_PROCESSOR_URL, config.JACKDAW_LIVE_PROCESSOR_SECRET)
+}
+
+/**
+ * Makes the default account on an empty store. The embedded store keeps that account's test
+ * keys beside its data, so that every start can print them; secret keys are otherwise kept only
+ * as hashes.
+ */
+async function defaultAccount(config: Config, store: Store): Promise<TestKeys | undefined> {
+  const accounts = accountService(store)
+  const keysFile = path.join(config.JACKDAW_DATA_DIR, 'test-keys.json')
+  const embedded = !config.DATABASE_URL
+  if (!(await accounts.first())) {
+    const created = await accounts.create('Default account')
+    const keys = { account: created.id, sk_test_key: created.sk_test_key, pk_test_key: created.pk_test_key }
+    if (embedded) writeFileSync(keysFile, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600 })
+    return keys
+  }
+  if (embedded && existsSync(keysFile)) return JSON.parse(readFileSync(keysFile, 'utf8')) as TestKeys
+  return undefined
+}
+
+function banner(config: Config, address: string, keys: TestKeys | undefined, workers: number): string {
+  const lines = [
+    `Jackdaw listening on ${address}${workers > 1 ? ` (${workers} processes)` : ''}`,
+    `  store: ${config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded, ${path.resolve(config.JACKDAW_DATA_DIR)}`}`,
+    `  API reference: ${address}/v2/docs`,
+  ]
+  if (keys) {
+    lines.push(`  test secret key: ${keys.sk_test_key}`, `  test public key: ${keys.pk_test_key}`)
+    lines.push(`  try: curl -u ${keys.sk_test_key}: ${address}/v2/me`)
+  } else {
+    lines.push('  keys: `jackdaw account create --name NAME` makes an account and prints its keys')
+  }
+  return `${lines.join('\n')}\n`
+}
+
+/** One API process: open the store, build the app, listen; close cleanly on SIGINT/SIGTERM. */
+export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
+  const logger = makeLogger(config)
+  const liveProcessor = liveProcessorOf(config)
   const store = await openStore(config)
+  const keys = opts.quiet ? undefined : await defaultAccount(config, store)
   const app = await createApp({
     db: store.db,
     vault: store.vault,
     logger,
     bodyLimit: config.JACKDAW_BODY_LIMIT,
-    options: { publicUrl: config.JACKDAW_PUBLIC_URL },
+    options: { publicUrl: config.JACKDAW_PUBLIC_URL, liveProcessor },
   })
-
-  let testKeys: TestKeys | undefined
-  const keysFile = path.join(config.JACKDAW_DATA_DIR, 'test-keys.json')
-  const embedded = !config.DATABASE_URL
-  if (!(await app.services.accounts.first())) {
-    const created = await app.services.accounts.create('Default account')
-    testKeys = { account: created.id, sk_test_key: created.sk_test_key, pk_test_key: created.pk_test_key }
-    if (embedded) writeFileSync(keysFile, `${JSON.stringify(testKeys, null, 2)}\n`, { mode: 0o600 })
-  } else if (embedded && existsSync(keysFile)) {
-    testKeys = JSON.parse(readFileSync(keysFile, 'utf8')) as TestKeys
-  }
-
   const address = await app.listen({ port: config.PORT, host: config.HOST })
-  const lines = [
-    `Jackdaw listening on ${address}`,
-    `  store: ${embedded ? `embedded, ${path.resolve(config.JACKDAW_DATA_DIR)}` : 'PostgreSQL'}`,
-  ]
-  lines.push(`  API reference: ${address}/v2/docs`)
-  if (testKeys) {
-    lines.push(`  test secret key: ${testKeys.sk_test_key}`, `  test public key: ${testKeys.pk_test_key}`)
-    lines.push(`  try: curl -u ${testKeys.sk_test_key}: ${address}/v2/me`)
-  } else {
-    lines.push('  keys: `jackdaw account create --name NAME` makes an account and prints its keys')
-  }
-  process.stdout.write(`${lines.join('\n')}\n`)
+  if (!opts.quiet) process.stdout.write(banner(config, address, keys, 1))
 
   let closing = false
   const shutdown = async (signal: string) => {
@@ -69,23 +100,69 @@ export async function serve(config: Config) {
   return app
 }
 
+/**
+ * N API processes on one port (node cluster), all on one PostgreSQL. The primary migrates and
+ * makes the default account first, so the workers never race to do it; a worker that dies is
+ * replaced.
+ */
+export async function serveCluster(config: Config, workers: number) {
+  if (cluster.isPrimary) {
+    if (workers > 1 && !config.DATABASE_URL) {
+      throw new ConfigError('--workers above 1 needs DATABASE_URL: the embedded store serves one process')
+    }
+    liveProcessorOf(config)
+    const store = await openStore(config)
+    const keys = await defaultAccount(config, store)
+    await store.db.close()
+    let stopping = false
+    let announced = false
+    let listening = 0
+    for (let i = 0; i < workers; i++) cluster.fork()
+    cluster.on('listening', (_worker, addr) => {
+      listening += 1
+      if (!announced && listening >= workers) {
+        announced = true
+        const host = addr.address && addr.address !== '::' ? addr.address : config.HOST
+        process.stdout.write(banner(config, `http://${host}:${addr.port}`, keys, workers))
+      }
+    })
+    cluster.on('exit', (worker, code, signal) => {
+      if (stopping) return
+      process.stderr.write(`jackdaw: process ${worker.process.pid} ended (${signal ?? code}); starting another\n`)
+      cluster.fork()
+    })
+    const stop = () => {
+      stopping = true
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM')
+      setTimeout(() => process.exit(0), 5_000).unref()
+      cluster.on('exit', () => {
+        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
+      })
+    }
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+    return
+  }
+  await serve(config, { quiet: true })
+}
+
 export function explainStartupError(err: unknown): string {
   if (err instanceof ConfigError || err instanceof StoreLockedError) return err.message
-  if (err instanceof Error && 'code' in err && err.code === 'EADDRINUSE') {
-    return `the port is in use: ${err.message}; set PORT to another port`
-  }
-  if (err instanceof Error && 'code' in err && err.code === 'ECONNREFUSED') {
-    return `cannot reach PostgreSQL at DATABASE_URL: ${err.message}`
-  }
+  const code = err instanceof Error && 'code' in err ? err.code : undefined
+  if (code === 'EADDRINUSE') return `the port is in use: ${(err as Error).message}; set PORT to another port`
+  if (code === 'ECONNREFUSED') return `cannot reach PostgreSQL at DATABASE_URL: ${(err as Error).message}`
   return err instanceof Error ? (err.stack ?? err.message) : String(err)
 }
 
-const isEntry = process.argv[1] && path.resolve(process.argv[1]) === new URL(import.meta.url).pathname
-if (isEntry) {
+export async function runMain(run: () => Promise<unknown>) {
   try {
-    await serve(parseConfig())
+    await run()
   } catch (err) {
     process.stderr.write(`jackdaw: ${explainStartupError(err)}\n`)
     process.exit(1)
   }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await runMain(() => serve(parseConfig()))
 }

@@ -1,0 +1,158 @@
+import { parseArgs } from 'node:util'
+import { parseConfig } from './config.js'
+import { makeLogger, runMain, serveCluster } from './main.js'
+import { createProcessorServer } from './processor/server.js'
+import { Simulator } from './processor/simulator.js'
+import { accountService } from './services/accounts.js'
+import { openStore } from './store/open.js'
+
+const HELP: Record<string, string> = {
+  main: `jackdaw: a self-hosted payment service
+
+Usage: jackdaw <command> [options]
+
+Commands:
+  serve                      run the service (see: jackdaw serve --help)
+  account create             make an account and print its keys
+  account roll-key           replace one of an account's keys
+  webhook-secret roll        replace an account's notify signing secret
+  processor                  run the payment simulator as a separate processor service
+
+The store and every setting come from the environment, as for the service:
+  JACKDAW_DATA_DIR (embedded store, default ./data) or DATABASE_URL (PostgreSQL),
+  JACKDAW_ENCRYPTION_KEY, PORT, HOST, LOG_LEVEL (README.md lists them all).
+Every command takes --help.
+`,
+  serve: `Usage: jackdaw serve [--workers N]
+
+Runs the API. With --workers N above 1, runs N processes on one port (needs DATABASE_URL).
+`,
+  account: `Usage:
+  jackdaw account create --name NAME [--json]
+      Makes an account; prints its id and four keys (secret and public, test and live) and its
+      webhook secrets. Secret keys are stored hashed: this is the only time they are shown.
+  jackdaw account roll-key --account ID --kind secret|public --mode test|live [--json]
+      Replaces that key; the old one stops working.
+`,
+  'webhook-secret': `Usage: jackdaw webhook-secret roll --account ID --mode test|live [--json]
+
+Replaces the secret that signs notify calls of that mode, and prints the new one.
+`,
+  processor: `Usage: jackdaw processor [--port N] [--host H]
+
+Runs the payment simulator as a separate processor service over HTTP. Point the service at it
+with JACKDAW_LIVE_PROCESSOR_URL=http://H:N and the same JACKDAW_LIVE_PROCESSOR_SECRET, and live
+mode runs end to end against it. Defaults: port 9090, host 127.0.0.1.
+`,
+}
+
+class UsageError extends Error {}
+
+function print(value: Record<string, unknown>, json: boolean) {
+  if (json) process.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
+  else for (const [k, v] of Object.entries(value)) process.stdout.write(`${k}: ${v}\n`)
+}
+
+function choice<T extends string>(value: string | undefined, allowed: readonly T[], name: string): T {
+  if (!value || !allowed.includes(value as T)) throw new UsageError(`--${name} must be one of: ${allowed.join(', ')}`)
+  return value as T
+}
+
+async function withAccounts<T>(fn: (accounts: ReturnType<typeof accountService>) => Promise<T>): Promise<T> {
+  const store = await openStore(parseConfig())
+  try {
+    return await fn(accountService(store))
+  } finally {
+    await store.db.close()
+  }
+}
+
+async function main(argv: string[]) {
+  const [command, sub] = argv
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' },
+      name: { type: 'string' },
+      account: { type: 'string' },
+      kind: { type: 'string' },
+      mode: { type: 'string' },
+      workers: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+    },
+  })
+  const topic = command && HELP[command] ? command : 'main'
+  if (values.help || !command || command === 'help') {
+    process.stdout.write(HELP[command === 'help' ? (sub ?? 'main') : topic] ?? HELP.main ?? '')
+    return
+  }
+  const json = values.json ?? false
+
+  switch (command) {
+    case 'serve': {
+      const workers = Number(values.workers ?? '1')
+      if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new UsageError('--workers must be 1 to 64')
+      await serveCluster(parseConfig(), workers)
+      return
+    }
+    case 'account': {
+      if (sub === 'create') {
+        const name = values.name?.trim()
+        if (!name || name.length > 100) throw new UsageError('--name is required (1 to 100 characters)')
+        const created = await withAccounts((a) => a.create(name))
+        print({ ...created }, json)
+        return
+      }
+      if (sub === 'roll-key') {
+        if (!values.account) throw new UsageError('--account is required')
+        const kind = choice(values.kind, ['secret', 'public'] as const, 'kind')
+        const mode = choice(values.mode, ['test', 'live'] as const, 'mode')
+        const accountId = values.account
+        const key = await withAccounts((a) => a.rollKey(accountId, kind, mode === 'live'))
+        print({ account: accountId, kind, mode, key }, json)
+        return
+      }
+      throw new UsageError(`unknown command: account ${sub ?? ''}`.trim())
+    }
+    case 'webhook-secret': {
+      if (sub !== 'roll') throw new UsageError(`unknown command: webhook-secret ${sub ?? ''}`.trim())
+      if (!values.account) throw new UsageError('--account is required')
+      const mode = choice(values.mode, ['test', 'live'] as const, 'mode')
+      const accountId = values.account
+      const secret = await withAccounts((a) => a.rollWebhookSecret({ accountId, livemode: mode === 'live' }))
+      print({ account: accountId, mode, webhook_secret: secret }, json)
+      return
+    }
+    case 'processor': {
+      const config = parseConfig()
+      const secret = config.JACKDAW_LIVE_PROCESSOR_SECRET
+      if (!secret) throw new UsageError('JACKDAW_LIVE_PROCESSOR_SECRET must be set (at least 16 characters)')
+      const server = createProcessorServer({ processor: new Simulator(), secret, logger: makeLogger(config) })
+      const port = Number(values.port ?? '9090')
+      const address = await server.listen({ port, host: values.host ?? '127.0.0.1' })
+      process.stdout.write(`Jackdaw processor simulator listening on ${address}\n`)
+      return
+    }
+    default:
+      throw new UsageError(`unknown command: ${command}${positionals.length > 1 ? ' …' : ''}`)
+  }
+}
+
+await runMain(async () => {
+  try {
+    await main(process.argv.slice(2))
+  } catch (err) {
+    if (
+      err instanceof UsageError ||
+      (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))
+    ) {
+      process.stderr.write(`jackdaw: ${err.message}\nRun jackdaw --help for usage.\n`)
+      process.exit(2)
+    }
+    throw err
+  }
+})

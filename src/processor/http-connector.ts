@@ -1,0 +1,69 @@
+import type {
+  AuthorizeOutcome,
+  OperationOutcome,
+  PayerAnswer,
+  PayerStep,
+  PaymentRequest,
+  Processor,
+} from './processor.js'
+import { ProcessorError } from './processor.js'
+
+/**
+ * A processor reached over HTTP: the live-mode connector. It speaks the small JSON protocol of
+ * src/processor/server.ts, so the simulator run as a separate process (`jackdaw processor`) can
+ * stand in for a live processor, and a real processor's adapter only has to speak it too.
+ */
+export class HttpProcessor implements Processor {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly secret: string,
+    private readonly timeoutMs = 10_000,
+  ) {}
+
+  async #call<T>(path: string, body: unknown): Promise<T> {
+    let res: Response
+    try {
+      res = await fetch(`${this.baseUrl.replace(/\/+$/, '')}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.secret}` },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      })
+    } catch (err) {
+      const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')
+      throw new ProcessorError(timedOut ? 'timeout' : 'unavailable', `processor ${path}: ${(err as Error).message}`)
+    }
+    if (res.status === 504) throw new ProcessorError('timeout', `processor ${path}: upstream timeout`)
+    if (!res.ok) throw new ProcessorError('failed', `processor ${path}: HTTP ${res.status}`)
+    try {
+      return (await res.json()) as T
+    } catch {
+      throw new ProcessorError('failed', `processor ${path}: the answer is not JSON`)
+    }
+  }
+
+  authorize(req: PaymentRequest): Promise<AuthorizeOutcome> {
+    return this.#call('/authorize', { request: req })
+  }
+
+  completeStep(req: PaymentRequest, reference: string, step: PayerStep, answer: PayerAnswer) {
+    return this.#call<AuthorizeOutcome | { outcome: 'otp_invalid' }>('/complete-step', {
+      request: req,
+      reference,
+      step,
+      answer,
+    })
+  }
+
+  capture(reference: string, amount: number, currency: string): Promise<OperationOutcome> {
+    return this.#call('/capture', { reference, amount, currency })
+  }
+
+  void(reference: string): Promise<OperationOutcome> {
+    return this.#call('/void', { reference })
+  }
+
+  refund(reference: string, amount: number, currency: string, refundId: string): Promise<OperationOutcome> {
+    return this.#call('/refund', { reference, amount, currency, refundId })
+  }
+}

@@ -1,0 +1,94 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { runToEnd, runTs } from './helpers/process.js'
+
+const dir = mkdtempSync(path.join(tmpdir(), 'jackdaw-cli-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const env = { JACKDAW_DATA_DIR: dir, PORT: '0', DATABASE_URL: undefined, JACKDAW_ENCRYPTION_KEY: undefined }
+
+async function me(base: string, key: string) {
+  const res = await fetch(`${base}/v2/me`, { headers: { authorization: `Bearer ${key}` } })
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> }
+}
+
+describe('the command line on the embedded store', () => {
+  it('creates an account whose keys the service then accepts; a second process on the directory is refused', async () => {
+    const created = await runToEnd(['src/cli.ts', 'account', 'create', '--name', 'Corner Shop', '--json'], env)
+    expect(created.code).toBe(0)
+    const keys = JSON.parse(created.output.slice(created.output.indexOf('{')))
+    expect(keys.sk_test_key).toMatch(/^sk_test_[A-Za-z0-9]{24,}$/)
+    expect(keys.pk_live_key).toMatch(/^pk_live_[A-Za-z0-9]{24,}$/)
+
+    const server = runTs(['src/cli.ts', 'serve'], env)
+    try {
+      const [, base] = await server.waitFor(/listening on (http:\/\/\S+)/)
+      const test = await me(base as string, keys.sk_test_key)
+      expect(test.status).toBe(200)
+      expect(test.body).toMatchObject({ id: keys.id, name: 'Corner Shop', livemode: false })
+      const live = await me(base as string, keys.sk_live_key)
+      expect(live.body.livemode).toBe(true)
+      // the first start on this store saw an account already, so it made no default one
+      expect(server.output()).not.toMatch(/test secret key/)
+
+      const second = await runToEnd(['src/cli.ts', 'serve'], env)
+      expect(second.code).toBe(1)
+      expect(second.output).toMatch(/in use by another Jackdaw process/)
+
+      const rolled = await runToEnd(
+        ['src/cli.ts', 'account', 'roll-key', '--account', keys.id, '--kind', 'secret', '--mode', 'test'],
+        env,
+      )
+      expect(rolled.code).toBe(1)
+      expect(rolled.output).toMatch(/in use by another Jackdaw process/)
+    } finally {
+      await server.stop()
+    }
+
+    const rolled = await runToEnd(
+      ['src/cli.ts', 'account', 'roll-key', '--account', keys.id, '--kind', 'secret', '--mode', 'test', '--json'],
+      env,
+    )
+    expect(rolled.code).toBe(0)
+    const newKey = JSON.parse(rolled.output.slice(rolled.output.indexOf('{'))).key
+    const again = runTs(['src/cli.ts', 'serve'], env)
+    try {
+      const [, base] = await again.waitFor(/listening on (http:\/\/\S+)/)
+      expect((await me(base as string, keys.sk_test_key)).status).toBe(401)
+      expect((await me(base as string, newKey)).status).toBe(200)
+    } finally {
+      await again.stop()
+    }
+  }, 120_000)
+
+  it('answers --help and refuses unknown options and bad settings with a clear message', async () => {
+    const help = await runToEnd(['src/cli.ts', 'account', '--help'], env)
+    expect(help.code).toBe(0)
+    expect(help.output).toMatch(/account create --name NAME/)
+    const bad = await runToEnd(['src/cli.ts', 'account', 'create', '--nmae', 'x'], env)
+    expect(bad.code).toBe(2)
+    expect(bad.output).toMatch(/Unknown option '--nmae'/)
+    const port = await runToEnd(['src/cli.ts', 'serve'], { ...env, PORT: 'eighty' })
+    expect(port.code).toBe(1)
+    expect(port.output).toMatch(/PORT="eighty"/)
+    const workers = await runToEnd(['src/cli.ts', 'serve', '--workers', '2'], env)
+    expect(workers.code).toBe(1)
+    expect(workers.output).toMatch(/needs DATABASE_URL/)
+  }, 60_000)
+})
+
+describe('npm start on a fresh data directory', () => {
+  it('makes a default account and prints its test keys, which work', async () => {
+    const fresh = mkdtempSync(path.join(tmpdir(), 'jackdaw-start-'))
+    const server = runTs(['src/main.ts'], { ...env, JACKDAW_DATA_DIR: fresh })
+    try {
+      const [, base] = await server.waitFor(/listening on (http:\/\/\S+)/)
+      const [, sk] = await server.waitFor(/test secret key: (sk_test_\S+)/)
+      expect((await me(base as string, sk as string)).status).toBe(200)
+    } finally {
+      await server.stop()
+      rmSync(fresh, { recursive: true, force: true })
+    }
+  }, 60_000)
+})

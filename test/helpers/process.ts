@@ -1,0 +1,55 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+
+export interface Running {
+  child: ChildProcess
+  output: () => string
+  /** resolves with the first match of `pattern` in the output */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+  exited: Promise<number | null>
+}
+
+/** Runs a TypeScript entry of the project as its own process, as a user's shell would. */
+export function runTs(args: string[], env: Record<string, string | undefined> = {}): Running {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout?.on('data', (d) => {
+    out += d.toString()
+  })
+  child.stderr?.on('data', (d) => {
+    out += d.toString()
+  })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  return {
+    child,
+    exited,
+    output: () => out,
+    waitFor(pattern, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const started = Date.now()
+        const tick = () => {
+          const m = out.match(pattern)
+          if (m) return resolve(m)
+          if (child.exitCode !== null) return reject(new Error(`exited ${child.exitCode} before ${pattern}: ${out}`))
+          if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${pattern}: ${out}`))
+          setTimeout(tick, 50)
+        }
+        tick()
+      })
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal)
+      return exited
+    },
+  }
+}
+
+/** Runs a command to its end; its exit code and everything it printed. */
+export async function runToEnd(args: string[], env: Record<string, string | undefined> = {}) {
+  const p = runTs(args, env)
+  const code = await p.exited
+  return { code, output: p.output() }
+}

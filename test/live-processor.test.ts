@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { HttpProcessor } from '../src/processor/http-connector.js'
+import { createProcessorServer } from '../src/processor/server.js'
+import { Simulator } from '../src/processor/simulator.js'
+import { cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
+
+const SECRET = 'processor-shared-secret-0123456789'
+const processor = createProcessorServer({ processor: new Simulator(), secret: SECRET })
+let t: TestApp
+let down: TestApp
+let noLive: TestApp
+
+beforeAll(async () => {
+  const address = await processor.listen({ port: 0, host: '127.0.0.1' })
+  t = await testApp({ liveProcessor: new HttpProcessor(address, SECRET, 2_000) })
+  // a port nothing listens on: the processor is unreachable
+  down = await testApp({ liveProcessor: new HttpProcessor('http://127.0.0.1:9', SECRET, 2_000) })
+  noLive = await testApp()
+})
+afterAll(async () => {
+  await t.close()
+  await down.close()
+  await noLive.close()
+  await processor.close()
+})
+
+async function liveCharge(app: TestApp, source: object, extra: object = {}) {
+  const src = await app.skLive.post('/v2/sources/', source)
+  expect(src.status).toBe(200)
+  expect(src.body.livemode).toBe(true)
+  return app.skLive.post('/v2/charges/', { amount: 2500, currency: 'eur', source: src.body.id, ...extra })
+}
+
+describe('live mode through a processor reached over HTTP', () => {
+  it('authorizes, captures and refunds through the connector', async () => {
+    const c = await liveCharge(t, cardSource(), { capture: false })
+    expect(c.status).toBe(201)
+    expect(c.body).toMatchObject({ livemode: true, status: 'succeeded', authorized: true, captured: false })
+    // live mode has no test card table: the card's details are not made up
+    expect(c.body.source.card).toMatchObject({ brand: 'visa', country: 'unknown', funding: 'unknown' })
+    const cap = await t.skLive.post(`/v2/charges/${c.body.id}/capture`, { amount: 2000 })
+    expect(cap.body).toMatchObject({ captured: true, amount: 2000 })
+    const ref = await t.skLive.post(`/v2/charges/${c.body.id}/refund`, {})
+    expect(ref.body).toMatchObject({ status: 'refunded', amount_refunded: 2000 })
+  })
+
+  it('passes declines and payer steps through', async () => {
+    const declined = await liveCharge(t, cardSource({ number: '4000000000000002' }))
+    expect(declined.body.status).toBe('failed')
+    expect(declined.body.failure_data.code).toBe('card_declined')
+    const wallet = await liveCharge(t, { type: 'wallet_b', redirect: REDIRECT })
+    expect(wallet.body.status).toBe('pending')
+    expect(wallet.body.source.action.type).toBe('redirect_to_url')
+    const url = new URL(wallet.body.source.action.url)
+    const post = await t.app.inject({
+      method: 'POST',
+      url: url.pathname,
+      payload: `token=${url.searchParams.get('token')}&decision=approve`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+    expect(post.headers.location).toBe(REDIRECT.success)
+    expect((await t.skLive.get(`/v2/charges/${wallet.body.id}`)).body.status).toBe('succeeded')
+  })
+
+  it('a processor timeout fails the charge with processor_timeout', async () => {
+    const c = await liveCharge(t, cardSource({ number: '4000000000000036' }))
+    expect(c.status).toBe(201)
+    expect(c.body.status).toBe('failed')
+    expect(c.body.failure_data.code).toBe('processor_timeout')
+  })
+
+  it('an unreachable processor fails new charges and leaves existing ones as they were', async () => {
+    const c = await liveCharge(down, cardSource())
+    expect(c.status).toBe(201)
+    expect(c.body.status).toBe('failed')
+    expect(c.body.failure_data.code).toBe('processor_unavailable')
+    // the source was consumed by the failed attempt, as a declined card's would be
+    const again = await down.skLive.post('/v2/charges/', { amount: 1, currency: 'eur', source: c.body.source.id })
+    expect(again.body.error.code).toBe('source_used')
+  })
+
+  it('a processor that refuses the shared secret is reported, not trusted', async () => {
+    const wrong = await testApp({
+      liveProcessor: new HttpProcessor(
+        `http://127.0.0.1:${(processor.server.address() as { port: number }).port}`,
+        'not-the-secret-at-all',
+        2_000,
+      ),
+    })
+    try {
+      const c = await liveCharge(wrong, cardSource())
+      expect(c.body.status).toBe('failed')
+      expect(c.body.failure_data.code).toBe('processor_unavailable')
+    } finally {
+      await wrong.close()
+    }
+  })
+
+  it('live mode without a configured processor refuses charges clearly; test mode still works', async () => {
+    const src = await noLive.skLive.post('/v2/sources/', cardSource())
+    const c = await noLive.skLive.post('/v2/charges/', { amount: 100, currency: 'usd', source: src.body.id })
+    expect(c.status).toBe(400)
+    expect(c.body.error.code).toBe('livemode_unavailable')
+    // nothing was consumed by the refusal
+    expect((await noLive.skLive.get(`/v2/sources/${src.body.id}`)).body.used).toBe(false)
+    const testSrc = await noLive.sk.post('/v2/sources/', cardSource())
+    const ok = await noLive.sk.post('/v2/charges/', { amount: 100, currency: 'usd', source: testSrc.body.id })
+    expect(ok.body.status).toBe('succeeded')
+  })
+})
