@@ -1,0 +1,258 @@
+/**
+ * `npm run bench`: starts the service (embedded store; PostgreSQL with 1 and 2 processes) and a
+ * bare Fastify route, loads each with autocannon at 10 and 50 connections, and writes the numbers
+ * to bench/RESULTS.md. BENCH_SECONDS sets the length of each run (default 5).
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import autocannon from 'autocannon'
+import pg from 'pg'
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const CONNECTIONS = [10, 50]
+const ROOT = path.resolve(import.meta.dirname, '..')
+
+interface Server {
+  child: ChildProcess
+  url: string
+  key?: string | undefined
+}
+
+function start(cmd: string[], env: Record<string, string>): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, cmd, {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    const onData = (d: Buffer) => {
+      out += d.toString()
+      const url = out.match(/listening on (http:\/\/[^\s(]+)/)?.[1]
+      const key = out.match(/test secret key: (\S+)/)?.[1]
+      if (url && (key || !cmd.some((c) => c.endsWith('cli.js')))) resolve({ child, url, key })
+    }
+    child.stdout.on('data', onData)
+    child.stderr.on('data', onData)
+    child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)))
+    setTimeout(() => reject(new Error(`no start within 60 s: ${out}`)), 60_000).unref()
+  })
+}
+
+async function stop(s: Server) {
+  if (s.child.exitCode !== null) return
+  const done = new Promise((r) => s.child.on('exit', r))
+  s.child.kill('SIGTERM')
+  await done
+}
+
+interface Row {
+  name: string
+  connections: number
+  rps: number
+  p50: number
+  p99: number
+  non2xx: number
+}
+
+async function load(
+  name: string,
+  url: string,
+  connections: number,
+  opts: Partial<autocannon.Options> = {},
+): Promise<Row> {
+  const result = await autocannon({ url, connections, duration: SECONDS, pipelining: 1, ...opts })
+  const row = {
+    name,
+    connections,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx + result.errors + result.timeouts,
+  }
+  process.stdout.write(`  ${name} @${connections}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}\n`)
+  return row
+}
+
+async function api(s: Server, method: string, p: string, body?: unknown) {
+  const res = await fetch(`${s.url}${p}`, {
+    method,
+    headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  return (await res.json()) as Record<string, any>
+}
+
+const CARD = { name: 'Bench Payer', number: '4242424242424242', exp_month: '12', exp_year: '2035', cvc: '123' }
+
+async function measureService(label: string, s: Server): Promise<Row[]> {
+  const rows: Row[] = []
+  const auth = { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' }
+  const sourceBody = JSON.stringify({ type: 'card', card: CARD })
+  const customer = await api(s, 'POST', '/v2/customers/', { email: 'bench@example.com', description: 'Bench' })
+  for (let i = 0; i < 25; i++) {
+    const src = await api(s, 'POST', '/v2/sources/', { type: 'card', card: CARD })
+    await api(s, 'POST', '/v2/charges/', { amount: 1000, currency: 'usd', source: src.id })
+  }
+  const fresh: string[] = []
+  for (const c of CONNECTIONS) {
+    rows.push(
+      await load(`${label}: create source`, `${s.url}/v2/sources/`, c, {
+        method: 'POST',
+        headers: auth,
+        body: sourceBody,
+        // the sources made here are the fresh ones the charge runs consume
+        requests: [
+          {
+            onResponse: (status: number, body: string) => {
+              if (status === 200) fresh.push(JSON.parse(body).id)
+            },
+          },
+        ],
+      } as unknown as Partial<autocannon.Options>),
+    )
+  }
+  for (const c of CONNECTIONS) {
+    rows.push(
+      await load(`${label}: create charge`, `${s.url}/v2/charges/`, c, {
+        method: 'POST',
+        headers: auth,
+        requests: [
+          {
+            setupRequest: (req: Record<string, unknown>) => ({
+              ...req,
+              body: JSON.stringify({ amount: 1000, currency: 'usd', source: fresh.pop() ?? 'src_none' }),
+            }),
+          },
+        ],
+      } as unknown as Partial<autocannon.Options>),
+    )
+  }
+  for (const c of CONNECTIONS) {
+    rows.push(await load(`${label}: list charges`, `${s.url}/v2/charges/?limit=20`, c, { headers: auth }))
+  }
+  for (const c of CONNECTIONS) {
+    rows.push(await load(`${label}: retrieve customer`, `${s.url}/v2/customers/${customer.id}`, c, { headers: auth }))
+  }
+  let n = 0
+  for (const c of CONNECTIONS) {
+    rows.push(
+      await load(`${label}: update customer`, `${s.url}/v2/customers/${customer.id}`, c, {
+        method: 'PUT',
+        headers: auth,
+        requests: [
+          {
+            setupRequest: (req: Record<string, unknown>) => ({
+              ...req,
+              body: JSON.stringify({ description: `Bench customer ${n++}`, metadata: { n } }),
+            }),
+          },
+        ],
+      } as unknown as Partial<autocannon.Options>),
+    )
+  }
+  return rows
+}
+
+async function postgresAvailable(): Promise<string | undefined> {
+  const c = new pg.Client({ connectionString: PG_URL })
+  try {
+    await c.connect()
+    const v = await c.query('SHOW server_version')
+    const sync = await c.query('SHOW synchronous_commit')
+    const fsync = await c.query('SHOW fsync')
+    return `PostgreSQL ${v.rows[0].server_version} (synchronous_commit=${sync.rows[0].synchronous_commit}, fsync=${fsync.rows[0].fsync})`
+  } catch {
+    return undefined
+  } finally {
+    await c.end().catch(() => {})
+  }
+}
+
+async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `jackdaw_bench_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: PG_URL })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const url = new URL(PG_URL)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: PG_URL })
+      await c.connect()
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await c.end()
+    },
+  }
+}
+
+const sections: { title: string; rows: Row[] }[] = []
+const bareRows: Row[] = []
+const bare = await start(['--import', 'tsx', 'bench/bare.ts'], { PORT: '18199' })
+for (const c of CONNECTIONS) bareRows.push(await load('bare route', `${bare.url}/bare`, c))
+await stop(bare)
+
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-bench-'))
+{
+  const s = await start(['dist/cli.js', 'serve'], { JACKDAW_DATA_DIR: dataDir, PORT: '18100' })
+  sections.push({ title: 'Embedded store (PGlite), 1 process', rows: await measureService('embedded', s) })
+  await stop(s)
+  rmSync(dataDir, { recursive: true, force: true })
+}
+
+const pgVersion = await postgresAvailable()
+if (pgVersion) {
+  for (const workers of [1, 2]) {
+    const db = await freshDatabase()
+    const s = await start(['dist/cli.js', 'serve', '--workers', String(workers)], {
+      DATABASE_URL: db.url,
+      JACKDAW_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      PORT: String(18100 + workers),
+      DATABASE_POOL_SIZE: '20',
+    })
+    sections.push({
+      title: `PostgreSQL, ${workers} process${workers > 1 ? 'es' : ''}`,
+      rows: await measureService(`postgres x${workers}`, s),
+    })
+    await stop(s)
+    await db.drop()
+  }
+}
+
+const ceiling = new Map(bareRows.map((r) => [r.connections, r.rps]))
+const share = (r: Row) => `${((100 * r.rps) / (ceiling.get(r.connections) ?? 1)).toFixed(1)}%`
+const table = (rows: Row[]) =>
+  [
+    '| operation | connections | req/s | share of bare route | p50 ms | p99 ms | non-2xx |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.name.split(': ')[1] ?? r.name} | ${r.connections} | ${r.rps} | ${share(r)} | ${r.p50} | ${r.p99} | ${r.non2xx} |`,
+    ),
+  ].join('\n')
+
+const cpus = os.cpus()
+const md = `# Benchmark results
+
+Command: \`npm run bench\` (BENCH_SECONDS=${SECONDS} per run). Generated ${new Date().toISOString()}.
+
+Machine: ${cpus.length} × ${cpus[0]?.model ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory,
+${os.type()} ${os.release()}, Node ${process.version}; ${pgVersion ?? 'PostgreSQL not reachable: its runs were skipped'}.
+The load generator (autocannon, in the benchmark's own process) shares the machine's cores with
+the service and the database, as the bare route does.
+
+## Ceiling: a bare Fastify route returning a fixed 1 KB JSON body
+
+${table(bareRows)}
+
+${sections.map((s) => `## ${s.title}\n\n${table(s.rows)}`).join('\n\n')}
+`
+writeFileSync(path.join(ROOT, 'bench/RESULTS.md'), md)
+process.stdout.write('wrote bench/RESULTS.md\n')
+process.exit(0)
