@@ -11,11 +11,13 @@ import { authHook } from './http/auth.js'
 import { registerIdempotency } from './http/idempotency.js'
 import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
+import { deliveryRoutes } from './http/routes/deliveries.js'
 import { eventRoutes } from './http/routes/events.js'
 import { hostedRoutes } from './http/routes/hosted.js'
 import { meRoutes } from './http/routes/me.js'
 import { sourceRoutes } from './http/routes/sources.js'
 import { validationError, validatorCompiler } from './http/validation.js'
+import { type DeliveryWorker, type DeliveryWorkerSettings, startDeliveryWorker } from './notify/worker.js'
 import { buildServices, type ServiceOptions, type Services } from './services/index.js'
 import type { Db } from './store/db.js'
 
@@ -25,6 +27,12 @@ export interface AppDeps {
   logger?: Logger | false
   bodyLimit?: number
   options?: ServiceOptions
+  /**
+   * Runs a notify delivery worker with the app: started when the app is ready, stopped when it
+   * closes. Absent, this app only queues notify calls (another process, or startDeliveryWorker,
+   * sends them).
+   */
+  notify?: DeliveryWorkerSettings | undefined
 }
 
 export type App = FastifyInstance & { services: Services }
@@ -62,7 +70,15 @@ export async function createApp(deps: AppDeps): Promise<App> {
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
 
-  const options = deps.options ?? {}
+  let worker: DeliveryWorker | undefined
+  const options: ServiceOptions = { ...deps.options }
+  if (deps.notify) {
+    const outer = options.onNotifyQueued
+    options.onNotifyQueued = () => {
+      outer?.()
+      worker?.wake()
+    }
+  }
   const services = buildServices({ db: deps.db, vault: deps.vault, options })
   app.decorate('services', services)
   app.decorateRequest('caller', null as never)
@@ -146,8 +162,20 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(customerRoutes, { services })
     await api.register(chargeRoutes, { services, publicUrl: options.publicUrl })
     await api.register(eventRoutes, { services })
+    await api.register(deliveryRoutes, { services })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
+
+  const notify = deps.notify
+  if (notify) {
+    app.addHook('onReady', async () => {
+      worker ??= startDeliveryWorker({ ...notify, db: deps.db, vault: deps.vault, logger: deps.logger })
+    })
+    app.addHook('onClose', async () => {
+      await worker?.stop()
+      worker = undefined
+    })
+  }
 
   return app
 }

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util'
 import { parseConfig } from './config.js'
+import { AppError } from './errors.js'
 import { makeLogger, runMain, serveCluster } from './main.js'
+import { redeliver } from './notify/deliveries.js'
 import { createProcessorServer } from './processor/server.js'
 import { Simulator } from './processor/simulator.js'
 import { accountService } from './services/accounts.js'
@@ -16,6 +18,7 @@ Commands:
   account create             make an account and print its keys
   account roll-key           replace one of an account's keys
   webhook-secret roll        replace an account's notify signing secret
+  deliveries redeliver ID    queue a failed notify delivery for one more attempt
   processor                  run the payment simulator as a separate processor service
 
 The store and every setting come from the environment, as for the service:
@@ -37,6 +40,12 @@ Runs the API. With --workers N above 1, runs N processes on one port (needs DATA
   'webhook-secret': `Usage: jackdaw webhook-secret roll --account ID --mode test|live [--json]
 
 Replaces the secret that signs notify calls of that mode, and prints the new one.
+`,
+  deliveries: `Usage: jackdaw deliveries redeliver DELIVERY_ID [--json]
+
+Queues a failed notify delivery (dlv_…) for one more attempt, which a running service's delivery
+worker makes. On the embedded store the service must be stopped to run this; the attempt is then
+made at its next start.
 `,
   processor: `Usage: jackdaw processor [--port N] [--host H]
 
@@ -127,6 +136,18 @@ async function main(argv: string[]) {
       print({ account: accountId, mode, webhook_secret: secret }, json)
       return
     }
+    case 'deliveries': {
+      const id = positionals[2]
+      if (sub !== 'redeliver' || !id) throw new UsageError('usage: jackdaw deliveries redeliver DELIVERY_ID')
+      const store = await openStore(parseConfig())
+      try {
+        const delivery = await redeliver(store.db, id)
+        print(json ? { ...delivery } : { id: delivery.id, status: delivery.status, url: delivery.url }, json)
+      } finally {
+        await store.db.close()
+      }
+      return
+    }
     case 'processor': {
       const config = parseConfig()
       const secret = config.JACKDAW_LIVE_PROCESSOR_SECRET
@@ -146,6 +167,10 @@ await runMain(async () => {
   try {
     await main(process.argv.slice(2))
   } catch (err) {
+    if (err instanceof AppError) {
+      process.stderr.write(`jackdaw: ${err.message}\n`)
+      process.exit(1)
+    }
     if (
       err instanceof UsageError ||
       (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))

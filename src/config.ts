@@ -22,6 +22,10 @@ const ConfigSchema = Type.Object({
   JACKDAW_NOTIFY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\d+(\\.\\d+)?(,\\d+(\\.\\d+)?)*$' })),
   JACKDAW_NOTIFY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 10000 }),
   JACKDAW_NOTIFY_WORKER: Type.Boolean({ default: true }),
+  /** how often a notify worker looks for calls queued by other processes */
+  JACKDAW_NOTIFY_POLL_MS: Type.Integer({ minimum: 10, maximum: 60000, default: 1000 }),
+  /** notify calls one process has in flight at once */
+  JACKDAW_NOTIFY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   JACKDAW_RATE_LIMIT: Type.Integer({ minimum: 1, default: 1000 }),
   JACKDAW_RATE_WINDOW_MS: Type.Integer({ minimum: 100, default: 1000 }),

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import pino, { type Logger } from 'pino'
 import { createApp } from './app.js'
 import { type Config, ConfigError, parseConfig } from './config.js'
+import { notifyWorkerSettings } from './notify/worker.js'
 import { HttpProcessor } from './processor/http-connector.js'
 import type { Processor } from './processor/processor.js'
 import { accountService } from './services/accounts.js'
@@ -82,6 +83,7 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     logger,
     bodyLimit: config.JACKDAW_BODY_LIMIT,
     options: { publicUrl: config.JACKDAW_PUBLIC_URL, liveProcessor },
+    notify: config.JACKDAW_NOTIFY_WORKER ? notifyWorkerSettings(config) : undefined,
   })
   const address = await app.listen({ port: config.PORT, host: config.HOST })
   if (!opts.quiet) process.stdout.write(banner(config, address, keys, 1))

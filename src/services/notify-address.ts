@@ -1,8 +1,12 @@
 import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
 
-/** Loopback, private, link-local and other non-public ranges: a live notify call never goes there. */
-const blocked = new BlockList()
+/**
+ * Loopback, private, link-local and other non-public ranges: a live notify call never goes there.
+ * Two lists, because a BlockList matches IPv4 addresses against the IPv4-mapped IPv6 rule.
+ */
+const blocked4 = new BlockList()
+const blocked6 = new BlockList()
 for (const [net, bits] of [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
@@ -16,7 +20,7 @@ for (const [net, bits] of [
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const) {
-  blocked.addSubnet(net, bits, 'ipv4')
+  blocked4.addSubnet(net, bits, 'ipv4')
 }
 for (const [net, bits] of [
   ['::', 128],
@@ -27,7 +31,7 @@ for (const [net, bits] of [
   ['::ffff:0:0', 96],
   ['64:ff9b::', 96],
 ] as const) {
-  blocked.addSubnet(net, bits, 'ipv6')
+  blocked6.addSubnet(net, bits, 'ipv6')
 }
 
 export function isPublicAddress(ip: string): boolean {
@@ -35,9 +39,9 @@ export function isPublicAddress(ip: string): boolean {
   if (family === 0) return false
   if (family === 6 && ip.toLowerCase().startsWith('::ffff:')) {
     const v4 = ip.slice(7)
-    if (isIP(v4) === 4) return !blocked.check(v4, 'ipv4')
+    if (isIP(v4) === 4) return !blocked4.check(v4, 'ipv4')
   }
-  return !blocked.check(ip, family === 4 ? 'ipv4' : 'ipv6')
+  return family === 4 ? !blocked4.check(ip, 'ipv4') : !blocked6.check(ip, 'ipv6')
 }
 
 /**

@@ -12,7 +12,7 @@ export interface Page<R> {
 }
 
 /** The listable tables, each with its columns; names never come from a request. */
-export type ListTable = 'charges' | 'customers' | 'events'
+export type ListTable = 'charges' | 'customers' | 'events' | 'deliveries'
 
 export class CursorNotFound extends Error {}
 

@@ -1,0 +1,55 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Services } from '../../services/index.js'
+import { pageOf } from '../lists.js'
+import { IdParams, ListOf, ListQuery, withErrors } from '../schemas/common.js'
+import { Delivery, RedeliverBody } from '../schemas/delivery.js'
+
+const Params = IdParams('dlv_id', 'dlv_')
+const tags = ['deliveries']
+
+export const deliveryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  const deliveries = services.deliveries
+
+  app.get(
+    '/v2/deliveries',
+    {
+      schema: {
+        tags,
+        summary: 'List notify call deliveries, newest first, each with its attempts',
+        querystring: ListQuery,
+        response: withErrors({ 200: ListOf(Delivery) }),
+      },
+    },
+    (req) => pageOf('/v2/deliveries/', req.query, (page) => deliveries.list(req.caller, page)),
+  )
+
+  app.get(
+    '/v2/deliveries/:dlv_id',
+    {
+      schema: {
+        tags,
+        summary: 'Retrieve a delivery with its attempts',
+        params: Params,
+        response: withErrors({ 200: Delivery }),
+      },
+    },
+    (req) => deliveries.get(req.caller, req.params.dlv_id),
+  )
+
+  app.post(
+    '/v2/deliveries/:dlv_id/redeliver',
+    {
+      config: { bodyOptional: true },
+      schema: {
+        tags,
+        summary: 'Send a failed delivery once more',
+        description:
+          'Queues one more attempt, due at once; the answer shows the delivery pending. If that attempt fails the delivery is failed again, with no further schedule. Only a failed delivery can be redelivered (400 delivery_not_failed otherwise).',
+        params: Params,
+        body: RedeliverBody,
+        response: withErrors({ 200: Delivery }),
+      },
+    },
+    (req) => deliveries.redeliver(req.caller, req.params.dlv_id),
+  )
+}

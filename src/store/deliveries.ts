@@ -1,0 +1,213 @@
+import type { Db, Queryable } from './db.js'
+import { listPage, type Page, type PageRequest } from './list.js'
+import type { Scope } from './scope.js'
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
+
+export interface DeliveryRow {
+  id: string
+  account_id: string
+  livemode: boolean
+  event_id: string
+  event_type: string
+  url: string
+  status: DeliveryStatus
+  attempt_count: number
+  retry: boolean
+  next_attempt_at: string | null
+  delivered_at: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface AttemptRow {
+  delivery_id: string
+  number: number
+  started_at: string
+  duration_ms: number
+  status_code: number | null
+  error: string | null
+  succeeded: boolean
+}
+
+/** A delivery a worker holds: it alone sends this attempt until the lease runs out. */
+export interface ClaimedDelivery {
+  id: string
+  account_id: string
+  livemode: boolean
+  url: string
+  payload: string
+  /** the number of this attempt */
+  attempt_count: number
+  retry: boolean
+  claimed_at: string
+  lease_token: string
+}
+
+const COLUMNS =
+  'id, account_id, livemode, event_id, event_type, url, status, attempt_count, retry, next_attempt_at, delivered_at, created_at, updated_at'
+
+const ATTEMPT_COLUMNS = 'delivery_id, number, started_at, duration_ms, status_code, error, succeeded'
+
+export const INTERRUPTED =
+  'no outcome recorded: the worker making this attempt stopped or lost its lease before it finished'
+
+export async function insertDelivery(
+  db: Queryable,
+  scope: Scope,
+  d: { id: string; eventId: string; eventType: string; url: string; payload: string },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', now())`,
+    [d.id, scope.accountId, scope.livemode, d.eventId, d.eventType, d.url, d.payload],
+  )
+}
+
+/** One delivery; without a scope (the operator's command line) any account's. */
+export async function getDelivery(db: Queryable, id: string, scope?: Scope): Promise<DeliveryRow | undefined> {
+  const res = scope
+    ? await db.query<DeliveryRow>(
+        `SELECT ${COLUMNS} FROM deliveries WHERE id = $1 AND account_id = $2 AND livemode = $3`,
+        [id, scope.accountId, scope.livemode],
+      )
+    : await db.query<DeliveryRow>(`SELECT ${COLUMNS} FROM deliveries WHERE id = $1`, [id])
+  return res.rows[0]
+}
+
+export function listDeliveries(db: Queryable, scope: Scope, page: PageRequest): Promise<Page<DeliveryRow>> {
+  return listPage<DeliveryRow>(db, 'deliveries', COLUMNS, scope, page)
+}
+
+export async function attemptsOf(db: Queryable, deliveryIds: string[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return []
+  const res = await db.query<AttemptRow>(
+    `SELECT ${ATTEMPT_COLUMNS} FROM delivery_attempts WHERE delivery_id = ANY($1::text[]) ORDER BY delivery_id, number`,
+    [deliveryIds],
+  )
+  return res.rows
+}
+
+/**
+ * Takes up to `limit` due deliveries for one worker. Rows another worker is claiming are skipped,
+ * not waited for, and a claimed row stays out of every other worker's reach until its lease runs
+ * out, so each attempt is made by one worker only. A row whose previous claim never reported back
+ * (its worker died) has that attempt recorded as interrupted before it is claimed again.
+ */
+export function claimDue(db: Db, opts: { limit: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
+  return db.transaction(async (tx) => {
+    const due = await tx.query<{ id: string }>(
+      `SELECT id FROM deliveries
+       WHERE status = 'pending' AND next_attempt_at <= now()
+       ORDER BY next_attempt_at
+       LIMIT $1
+       FOR UPDATE SKIP LOCKED`,
+      [opts.limit],
+    )
+    const ids = due.rows.map((r) => r.id)
+    if (ids.length === 0) return []
+    await tx.query(
+      `INSERT INTO delivery_attempts (${ATTEMPT_COLUMNS})
+       SELECT id, attempt_count, claimed_at,
+              GREATEST(0, floor(EXTRACT(EPOCH FROM (now() - claimed_at)) * 1000))::integer, NULL::integer, $2, false
+       FROM deliveries
+       WHERE id = ANY($1::text[]) AND lease_token IS NOT NULL AND attempt_count > 0 AND claimed_at IS NOT NULL
+       ON CONFLICT (delivery_id, number) DO NOTHING`,
+      [ids, INTERRUPTED],
+    )
+    const res = await tx.query<ClaimedDelivery>(
+      `UPDATE deliveries
+       SET attempt_count = attempt_count + 1,
+           next_attempt_at = now() + $2::double precision * interval '1 millisecond',
+           lease_token = $3,
+           claimed_at = now(),
+           updated_at = now()
+       WHERE id = ANY($1::text[])
+       RETURNING id, account_id, livemode, url, payload, attempt_count, retry, claimed_at, lease_token`,
+      [ids, opts.leaseMs, opts.token],
+    )
+    return res.rows
+  })
+}
+
+export interface Outcome {
+  id: string
+  number: number
+  token: string
+  startedAt: string
+  durationMs: number
+  statusCode: number | null
+  error: string | null
+  succeeded: boolean
+  /** after a failed attempt: retry after this many milliseconds, or give up */
+  retryInMs?: number | undefined
+}
+
+/**
+ * Records an attempt and moves the delivery on. A success always counts, even from a worker whose
+ * lease ran out: the receiver has the event. A failure moves the delivery on only while this
+ * worker still holds it; otherwise another worker has taken it up and decides.
+ */
+export function recordOutcome(db: Db, o: Outcome): Promise<void> {
+  return db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO delivery_attempts (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (delivery_id, number) DO UPDATE SET duration_ms = EXCLUDED.duration_ms,
+         status_code = EXCLUDED.status_code, error = EXCLUDED.error, succeeded = EXCLUDED.succeeded`,
+      [o.id, o.number, o.startedAt, Math.max(0, Math.round(o.durationMs)), o.statusCode, o.error, o.succeeded],
+    )
+    if (o.succeeded) {
+      await tx.query(
+        `UPDATE deliveries
+         SET status = 'delivered', delivered_at = now(), next_attempt_at = NULL, lease_token = NULL,
+             claimed_at = NULL, updated_at = now()
+         WHERE id = $1 AND status <> 'delivered'`,
+        [o.id],
+      )
+    } else if (o.retryInMs !== undefined) {
+      await tx.query(
+        `UPDATE deliveries
+         SET next_attempt_at = now() + $3::double precision * interval '1 millisecond', lease_token = NULL,
+             claimed_at = NULL, updated_at = now()
+         WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
+        [o.id, o.token, o.retryInMs],
+      )
+    } else {
+      await tx.query(
+        `UPDATE deliveries
+         SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, claimed_at = NULL, updated_at = now()
+         WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
+        [o.id, o.token],
+      )
+    }
+  })
+}
+
+/** Puts a failed delivery back in the queue for one more attempt, due now. */
+export async function requeueFailed(db: Queryable, id: string, scope?: Scope): Promise<DeliveryRow | undefined> {
+  const params: unknown[] = [id]
+  let scoped = ''
+  if (scope) {
+    params.push(scope.accountId, scope.livemode)
+    scoped = 'AND account_id = $2 AND livemode = $3'
+  }
+  const res = await db.query<DeliveryRow>(
+    `UPDATE deliveries
+     SET status = 'pending', retry = false, next_attempt_at = now(), lease_token = NULL, claimed_at = NULL,
+         updated_at = now()
+     WHERE id = $1 AND status = 'failed' ${scoped}
+     RETURNING ${COLUMNS}`,
+    params,
+  )
+  return res.rows[0]
+}
+
+/** Milliseconds until the next pending delivery is due (0 when one is due), or undefined when none is. */
+export async function nextDueInMs(db: Queryable): Promise<number | undefined> {
+  const res = await db.query<{ ms: string | number | null }>(
+    `SELECT EXTRACT(EPOCH FROM (min(next_attempt_at) - now())) * 1000 AS ms FROM deliveries WHERE status = 'pending'`,
+  )
+  const ms = res.rows[0]?.ms
+  if (ms === null || ms === undefined) return undefined
+  return Math.max(0, Number(ms))
+}
