@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto'
+import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import sjson from 'secure-json-parse'
 import type { Vault } from './crypto/vault.js'
+import { hashApiKey } from './domain/keys.js'
 import { AppError } from './errors.js'
-import { authHook } from './http/auth.js'
+import { authHook, keyFromHeader } from './http/auth.js'
 import { registerIdempotency } from './http/idempotency.js'
 import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
@@ -33,6 +36,16 @@ export interface AppDeps {
    * sends them).
    */
   notify?: DeliveryWorkerSettings | undefined
+  /** requests per key per window; absent, no limit. With a Redis client the count is shared. */
+  rateLimit?: RateLimitSettings | undefined
+}
+
+export interface RateLimitSettings {
+  max: number
+  windowMs: number
+  redis?: Redis | undefined
+  /** keeps the counters of several deployments (or tests) on one Redis apart */
+  namespace?: string
 }
 
 export type App = FastifyInstance & { services: Services }
@@ -131,6 +144,29 @@ export async function createApp(deps: AppDeps): Promise<App> {
     const err = new AppError('route_missing', `No route ${request.method} ${request.url.split('?')[0]}`)
     reply.code(err.status).send(err.toBody())
   })
+
+  if (deps.rateLimit) {
+    const limit = deps.rateLimit
+    await app.register(rateLimit, {
+      global: true,
+      max: limit.max,
+      timeWindow: limit.windowMs,
+      redis: limit.redis,
+      nameSpace: limit.namespace ?? 'jackdaw-rate:',
+      // a Redis outage must not stop payments: requests pass uncounted until it is back
+      skipOnError: true,
+      // per key, by its hash, so no key is written to Redis; requests without one, per address
+      keyGenerator: (req) => {
+        const key = keyFromHeader(req.headers.authorization)
+        return key ? `key:${hashApiKey(key)}` : `ip:${req.ip}`
+      },
+      errorResponseBuilder: (_req, ctx) =>
+        new AppError(
+          'rate_limited',
+          `Too many requests: at most ${ctx.max} per ${limit.windowMs} ms for one key; retry after ${ctx.after}`,
+        ),
+    })
+  }
 
   await app.register(swagger, {
     openapi: {

@@ -27,7 +27,8 @@ const ConfigSchema = Type.Object({
   /** notify calls one process has in flight at once */
   JACKDAW_NOTIFY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
-  JACKDAW_RATE_LIMIT: Type.Integer({ minimum: 1, default: 1000 }),
+  /** requests one key may make per window */
+  JACKDAW_RATE_LIMIT: Type.Integer({ minimum: 1, default: 100 }),
   JACKDAW_RATE_WINDOW_MS: Type.Integer({ minimum: 100, default: 1000 }),
   JACKDAW_BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 10485760, default: 65536 }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {

@@ -2,6 +2,7 @@ import cluster from 'node:cluster'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { Redis } from 'ioredis'
 import pino, { type Logger } from 'pino'
 import { createApp } from './app.js'
 import { type Config, ConfigError, parseConfig } from './config.js'
@@ -77,6 +78,11 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
   const liveProcessor = liveProcessorOf(config)
   const store = await openStore(config)
   const keys = opts.quiet ? undefined : await defaultAccount(config, store)
+  // commands fail at once while Redis is down, and the limiter then lets requests through
+  const redis = config.REDIS_URL
+    ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
+    : undefined
+  redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis unavailable'))
   const app = await createApp({
     db: store.db,
     vault: store.vault,
@@ -84,6 +90,7 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     bodyLimit: config.JACKDAW_BODY_LIMIT,
     options: { publicUrl: config.JACKDAW_PUBLIC_URL, liveProcessor },
     notify: config.JACKDAW_NOTIFY_WORKER ? notifyWorkerSettings(config) : undefined,
+    rateLimit: { max: config.JACKDAW_RATE_LIMIT, windowMs: config.JACKDAW_RATE_WINDOW_MS, redis },
   })
   const address = await app.listen({ port: config.PORT, host: config.HOST })
   if (!opts.quiet) process.stdout.write(banner(config, address, keys, 1))
@@ -95,6 +102,7 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     logger.info({ signal }, 'shutting down')
     await app.close()
     await store.db.close()
+    redis?.disconnect()
     process.exit(0)
   }
   process.once('SIGINT', () => void shutdown('SIGINT'))

@@ -69,10 +69,14 @@ export interface TestApp {
   close(): Promise<void>
 }
 
+/** App settings besides the services' options: rate limiting, the notify worker. */
+export type AppExtras = Pick<AppDeps, 'rateLimit' | 'notify' | 'bodyLimit'>
+
 export async function buildApp(
   db: Db,
   vault: Vault,
   options: AppDeps['options'] = {},
+  extras: AppExtras = {},
 ): Promise<{ app: App; logs: string[] }> {
   const logs: string[] = []
   const sink = new Writable({
@@ -82,16 +86,16 @@ export async function buildApp(
     },
   })
   const logger = pino({ level: 'trace' }, sink)
-  const app = await createApp({ db, vault, logger, options })
+  const app = await createApp({ db, vault, logger, options, ...extras })
   await app.ready()
   return { app, logs }
 }
 
 /** A fresh store, an app on it and an account with keys of both modes. */
-export async function testApp(options: AppDeps['options'] = {}): Promise<TestApp> {
+export async function testApp(options: AppDeps['options'] = {}, extras: AppExtras = {}): Promise<TestApp> {
   const store = await testStore()
   const vault = new Vault(randomBytes(32))
-  const { app, logs } = await buildApp(store.db, vault, options)
+  const { app, logs } = await buildApp(store.db, vault, options, extras)
   const account = await app.services.accounts.create('Test account')
   const make = (a: App, logLines: string[], ownsStore: boolean): TestApp => ({
     app: a,
@@ -106,7 +110,7 @@ export async function testApp(options: AppDeps['options'] = {}): Promise<TestApp
     anon: client(a),
     logs: logLines,
     async twin() {
-      const other = await buildApp(await store.connect(), vault, options)
+      const other = await buildApp(await store.connect(), vault, options, extras)
       return make(other.app, other.logs, false)
     },
     async close() {

@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
+import { afterAll, describe, expect, it } from 'vitest'
+import { buildApp, client, type TestApp, testApp } from './helpers/app.js'
+import { onPostgres } from './helpers/store.js'
+
+const REDIS_URL = process.env.REDIS_URL
+
+describe('rate limiting per key, in one process', () => {
+  let t: TestApp
+  afterAll(() => t?.close())
+
+  it('answers 429 with Retry-After in the error envelope past the limit, and counts keys apart', async () => {
+    t = await testApp({}, { rateLimit: { max: 5, windowMs: 60_000 } })
+    for (let i = 0; i < 5; i++) expect((await t.sk.get('/v2/me')).status).toBe(200)
+    const limited = await t.sk.get('/v2/me')
+    expect(limited.status).toBe(429)
+    expect(limited.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limited' })
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
+    expect(limited.headers['request-id']).toMatch(/^req_/)
+    // a refused request does nothing: this POST would have made a customer
+    const refused = await t.sk.post('/v2/customers/', { email: 'x@example.com', description: 'x' })
+    expect(refused.status).toBe(429)
+    // the other keys of the account have their own counts
+    expect((await t.skLive.get('/v2/me')).status).toBe(200)
+    expect(
+      (
+        await t.pk.post('/v2/sources/', {
+          type: 'qr_a',
+          redirect: { success: 'https://a.example/', fail: 'https://a.example/f' },
+        })
+      ).status,
+    ).toBe(200)
+    const customers = await t.db.query('SELECT count(*)::int AS n FROM customers')
+    expect((customers.rows[0] as { n: number }).n).toBe(0)
+  })
+})
+
+// Shared counts need Redis; CI runs the suite with REDIS_URL set on its PostgreSQL pass.
+describe.runIf(REDIS_URL && onPostgres)('rate limiting shared across processes through Redis', () => {
+  it('two app instances on one Redis share one count per key', async () => {
+    const redisA = new Redis(REDIS_URL as string)
+    const redisB = new Redis(REDIS_URL as string)
+    const namespace = `jackdaw-test-${randomBytes(4).toString('hex')}:`
+    const t = await testApp({}, { rateLimit: { max: 6, windowMs: 60_000, redis: redisA, namespace } })
+    const other = await buildApp(
+      await t.store.connect(),
+      t.vault,
+      {},
+      {
+        rateLimit: { max: 6, windowMs: 60_000, redis: redisB, namespace },
+      },
+    )
+    try {
+      const b = client(other.app, t.account.sk_test_key)
+      const statuses: number[] = []
+      for (let i = 0; i < 4; i++) {
+        statuses.push((await t.sk.get('/v2/me')).status)
+        statuses.push((await b.get('/v2/me')).status)
+      }
+      expect(statuses.filter((s) => s === 200)).toHaveLength(6)
+      expect(statuses.slice(6)).toEqual([429, 429])
+    } finally {
+      await other.app.close()
+      await t.close()
+      redisA.disconnect()
+      redisB.disconnect()
+    }
+  })
+
+  it('lets requests through when Redis cannot be reached', async () => {
+    const dead = new Redis('redis://127.0.0.1:1', {
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    })
+    dead.on('error', () => {})
+    const t = await testApp({}, { rateLimit: { max: 1, windowMs: 60_000, redis: dead } })
+    try {
+      expect((await t.sk.get('/v2/me')).status).toBe(200)
+      expect((await t.sk.get('/v2/me')).status).toBe(200)
+    } finally {
+      await t.close()
+      dead.disconnect()
+    }
+  })
+})
