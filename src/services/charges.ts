@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import type { Vault } from '../crypto/vault.js'
 import {
   type ChargeState,
@@ -177,7 +177,11 @@ export function chargeService(deps: ChargeDeps) {
   }
 
   function actionFor(step: PayerStep, chargeId: string, token: string, baseUrl: string): StoredAction {
-    if (step === 'otp') return { type: 'verify_otp', confirmation_id: `conf_${token.slice(0, 24)}`, step }
+    if (step === 'otp') {
+      // derived one way from the token, so the confirmation id never gives away part of it
+      const confirmation = createHash('sha256').update(`confirmation:${token}`).digest('hex').slice(0, 24)
+      return { type: 'verify_otp', confirmation_id: `conf_${confirmation}`, step }
+    }
     return { type: 'redirect_to_url', url: `${baseUrl}/hosted/charges/${chargeId}?token=${token}`, step }
   }
 
@@ -189,6 +193,8 @@ export function chargeService(deps: ChargeDeps) {
     outcome: AuthorizeOutcome,
     baseUrl: string,
   ): Promise<ChargeView> {
+    // A decided charge keeps its page token (its action is cleared): the payer's link then shows
+    // the outcome, and a second answer there is refused as charge_not_pending, not taken as unknown.
     return db.transaction(async (tx) => {
       if (outcome.outcome !== 'action_required') {
         // the security code is kept only until the authorization is decided
@@ -205,7 +211,6 @@ export function chargeService(deps: ChargeDeps) {
           captured: charge.capture,
           processing: null,
           action: null,
-          action_token: null,
           processor_ref: outcome.reference,
         }
         return (await record(tx, scope, charge.id, patch, 'charge.succeeded')).view
@@ -220,7 +225,6 @@ export function chargeService(deps: ChargeDeps) {
         status: 'failed' as const,
         processing: null,
         action: null,
-        action_token: null,
         failure_data: { ...outcome.failure },
         ...(outcome.reference ? { processor_ref: outcome.reference } : {}),
       }
@@ -457,6 +461,9 @@ export function chargeService(deps: ChargeDeps) {
     baseUrl: string,
   ): Promise<ChargeView> {
     const row = await begin(scope, id, 'authorize', (c) => {
+      if (c.status === 'pending' && c.processing) {
+        throw new AppError('charge_not_pending', 'An answer to this charge is already being processed')
+      }
       if (!isAwaitingPayer(c) || !c.action) {
         throw new AppError('charge_not_pending', `A ${c.status} charge is not waiting for the payer`)
       }
@@ -550,7 +557,7 @@ export function chargeService(deps: ChargeDeps) {
   /** The hosted page: found by id, opened by its token, never by an API key. */
   async function hostedCharge(id: string, token: string) {
     const row = await charges.getChargeById(db, id)
-    if (!row || !row.action_token || !timingSafeTokenEqual(row.action_token, token)) return undefined
+    if (!row?.action_token || !timingSafeTokenEqual(row.action_token, token)) return undefined
     const scope = { accountId: row.account_id, livemode: row.livemode }
     const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
     const account = await findAccount(db, row.account_id)

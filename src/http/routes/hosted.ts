@@ -1,11 +1,12 @@
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { AppError } from '../../errors.js'
 import type { PayerStep } from '../../processor/processor.js'
 import type { Services } from '../../services/index.js'
 import { baseUrlOf } from '../base-url.js'
 
-const escape = (s: string) =>
+const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string)
 
 const TITLES: Record<PayerStep, { title: string; text: string }> = {
@@ -22,7 +23,7 @@ const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame
 function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escape(title)}</title>
+<title>${escapeHtml(title)}</title>
 <style>body{font:16px system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1d1d1f}
 .box{border:1px solid #ccc;border-radius:12px;padding:1.5rem}.amount{font-size:2rem;font-weight:600}
 .test{background:#fff4cc;padding:.25rem .5rem;border-radius:6px;font-size:.8rem}
@@ -76,17 +77,17 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
       const { row, step, accountName } = found
       reply.type('text/html').header('content-security-policy', CSP).header('cache-control', 'no-store')
       if (row.status !== 'pending' || !step) {
-        return page('Payment', `<h1>Payment ${escape(row.status)}</h1><p>There is nothing left to do here.</p>`)
+        return page('Payment', `<h1>Payment ${escapeHtml(row.status)}</h1><p>There is nothing left to do here.</p>`)
       }
       const t = TITLES[step]
-      const qr = step === 'qr' ? `<p class="qr">JACKDAW-QR:${escape(row.id)}</p>` : ''
+      const qr = step === 'qr' ? `<p class="qr">JACKDAW-QR:${escapeHtml(row.id)}</p>` : ''
       return page(
         t.title,
         `<p><span class="test">${row.livemode ? '' : 'TEST MODE'}</span></p>
-<h1>${escape(t.title)}</h1><p>${escape(t.text)}</p>
-<p>${escape(accountName)}</p><p class="amount">${escape(formatAmount(row.amount, row.currency))}</p>${qr}
-<form method="post" action="/hosted/charges/${escape(row.id)}">
-<input type="hidden" name="token" value="${escape(req.query.token ?? '')}">
+<h1>${escapeHtml(t.title)}</h1><p>${escapeHtml(t.text)}</p>
+<p>${escapeHtml(accountName)}</p><p class="amount">${escapeHtml(formatAmount(row.amount, row.currency))}</p>${qr}
+<form method="post" action="/hosted/charges/${escapeHtml(row.id)}">
+<input type="hidden" name="token" value="${escapeHtml(req.query.token ?? '')}">
 <button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="decline">Decline</button>
 </form>`,
@@ -106,12 +107,31 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
           .header('content-security-policy', CSP)
           .send(page('Payment', '<h1>Choose approve or decline</h1>'))
       }
-      const done = await services.charges.hostedAnswer(
-        req.params.ch_id,
-        req.body.token ?? '',
-        decision === 'approve',
-        baseUrlOf(req, publicUrl),
-      )
+      let done: Awaited<ReturnType<Services['charges']['hostedAnswer']>>
+      try {
+        done = await services.charges.hostedAnswer(
+          req.params.ch_id,
+          req.body.token ?? '',
+          decision === 'approve',
+          baseUrlOf(req, publicUrl),
+        )
+      } catch (err) {
+        // a payer's browser gets a page, never the API's JSON: an answer to a charge that is no
+        // longer waiting (answered already, or a double submission) is refused here
+        if (!(err instanceof AppError) || err.status >= 500) throw err
+        if (err.status === 404) return notFound(reply)
+        return reply
+          .code(err.status)
+          .type('text/html')
+          .header('content-security-policy', CSP)
+          .header('cache-control', 'no-store')
+          .send(
+            page(
+              'Payment',
+              `<h1>This payment cannot be answered</h1><p>${escapeHtml(err.message)}.</p><p><small>${escapeHtml(err.code)}</small></p>`,
+            ),
+          )
+      }
       if (!done) return notFound(reply)
       const { view, source } = done
       const redirect = source.redirect as { success?: string; fail?: string } | null
@@ -124,7 +144,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
       return reply
         .type('text/html')
         .header('content-security-policy', CSP)
-        .send(page('Payment', `<h1>Payment ${escape(view.status)}</h1><p>You can close this page.</p>`))
+        .send(page('Payment', `<h1>Payment ${escapeHtml(view.status)}</h1><p>You can close this page.</p>`))
     },
   )
 }
