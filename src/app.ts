@@ -36,6 +36,13 @@ export interface AppDeps {
    * sends them).
    */
   notify?: DeliveryWorkerSettings | undefined
+  /**
+   * Runs the recovery sweep with the app: operations under way longer than `graceMs` (their
+   * process died) are finished. Absent, nothing is swept in this app.
+   */
+  recovery?: { intervalMs: number; graceMs: number } | undefined
+  /** how long an Idempotency-Key stays held by a request before a retry may take it over */
+  idempotencyLeaseSeconds?: number | undefined
   /** requests per key per window; absent, no limit. With a Redis client the count is shared. */
   rateLimit?: RateLimitSettings | undefined
 }
@@ -192,7 +199,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   // Every API route sits behind the key check and the idempotency hooks; documents do not.
   await app.register(async (api) => {
     api.addHook('onRequest', authHook(services.accounts))
-    registerIdempotency(api, deps)
+    registerIdempotency(api, { db: deps.db, vault: deps.vault, leaseSeconds: deps.idempotencyLeaseSeconds })
     await api.register(meRoutes, { services })
     await api.register(sourceRoutes, { services })
     await api.register(customerRoutes, { services })
@@ -201,6 +208,29 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(deliveryRoutes, { services })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
+
+  const recovery = deps.recovery
+  if (recovery) {
+    let timer: NodeJS.Timeout | undefined
+    let running: Promise<unknown> = Promise.resolve()
+    const sweep = () => {
+      running = services.charges
+        .recoverInterrupted(recovery.graceMs)
+        .catch((err) => app.log.error({ err }, 'recovery sweep failed'))
+        .finally(() => {
+          if (timer) timer.refresh()
+        })
+    }
+    app.addHook('onReady', async () => {
+      timer = setTimeout(sweep, recovery.intervalMs)
+      sweep()
+    })
+    app.addHook('onClose', async () => {
+      clearTimeout(timer)
+      timer = undefined
+      await running
+    })
+  }
 
   const notify = deps.notify
   if (notify) {

@@ -26,6 +26,11 @@ const ConfigSchema = Type.Object({
   JACKDAW_NOTIFY_POLL_MS: Type.Integer({ minimum: 10, maximum: 60000, default: 1000 }),
   /** notify calls one process has in flight at once */
   JACKDAW_NOTIFY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  /** an Idempotency-Key held by a request that died is free again after this long */
+  JACKDAW_IDEMPOTENCY_LEASE_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
+  /** an operation under way with the processor this long is taken for interrupted and finished */
+  JACKDAW_RECOVERY_GRACE_MS: Type.Integer({ minimum: 100, default: 30000 }),
+  JACKDAW_RECOVERY_INTERVAL_MS: Type.Integer({ minimum: 100, default: 5000 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** requests one key may make per window */
   JACKDAW_RATE_LIMIT: Type.Integer({ minimum: 1, default: 100 }),

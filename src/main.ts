@@ -91,6 +91,8 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     options: { publicUrl: config.JACKDAW_PUBLIC_URL, liveProcessor },
     notify: config.JACKDAW_NOTIFY_WORKER ? notifyWorkerSettings(config) : undefined,
     rateLimit: { max: config.JACKDAW_RATE_LIMIT, windowMs: config.JACKDAW_RATE_WINDOW_MS, redis },
+    recovery: { intervalMs: config.JACKDAW_RECOVERY_INTERVAL_MS, graceMs: config.JACKDAW_RECOVERY_GRACE_MS },
+    idempotencyLeaseSeconds: config.JACKDAW_IDEMPOTENCY_LEASE_SECONDS,
   })
   const address = await app.listen({ port: config.PORT, host: config.HOST })
   if (!opts.quiet) process.stdout.write(banner(config, address, keys, 1))

@@ -21,7 +21,7 @@ export interface Refusal {
 }
 
 function describe(c: ChargeState): string {
-  if (c.processing) return `${c.processing.replace(/e?$/, 'ing')} charge`
+  if (c.processing) return `${(c.processing.split(':')[0] ?? '').replace(/e?$/, 'ing')} charge`
   if (c.status === 'succeeded') return c.captured ? 'captured charge' : 'authorized charge'
   return `${c.status} charge`
 }

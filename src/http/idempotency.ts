@@ -13,12 +13,34 @@ declare module 'fastify' {
 
 const HEADER = 'idempotency-key'
 
+/** The path as routing sees it: a trailing slash and doubled slashes make no other operation. */
+function canonicalPath(url: string): string {
+  const path = (url.split('?')[0] ?? '').replace(/\/{2,}/g, '/')
+  return path.length > 1 ? path.replace(/\/$/, '') : path
+}
+
+/** JSON with object keys sorted, so that the same body sent with its keys in another order matches. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+    return `{${entries.join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'null'
+}
+
 /**
  * `Idempotency-Key` on a POST: the first request with a key runs and its answer is kept for
  * 24 hours; a retry with the same body gets that answer again; another body, or a retry while the
- * first still runs, is 409. Faults of the service's own (5xx) are not kept, so a retry runs again.
+ * first still runs, is 409. Faults of the service's own (5xx) and refused requests (422) are not
+ * kept, so a retry runs again.
  */
-export function registerIdempotency(app: FastifyInstance, deps: { db: Db; vault: Vault }) {
+export function registerIdempotency(
+  app: FastifyInstance,
+  deps: { db: Db; vault: Vault; leaseSeconds?: number | undefined },
+) {
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'POST' || !request.caller) return
     const raw = request.headers[HEADER]
@@ -31,9 +53,9 @@ export function registerIdempotency(app: FastifyInstance, deps: { db: Db; vault:
     }
     const scope = { accountId: request.caller.accountId, livemode: request.caller.livemode }
     const fingerprint = deps.vault.fingerprint(
-      `${request.method} ${request.url.split('?')[0]}\n${JSON.stringify(request.body ?? null)}`,
+      `${request.method} ${canonicalPath(request.url)}\n${canonicalJson(request.body ?? null)}`,
     )
-    const claim = await claimKey(deps.db, scope, key, fingerprint)
+    const claim = await claimKey(deps.db, scope, key, fingerprint, deps.leaseSeconds)
     switch (claim.kind) {
       case 'claimed':
         request.idempotencyClaim = { scope, key }
@@ -60,7 +82,9 @@ export function registerIdempotency(app: FastifyInstance, deps: { db: Db; vault:
     const claim = request.idempotencyClaim
     if (!claim) return payload
     request.idempotencyClaim = undefined
-    if (reply.statusCode >= 500) await releaseKey(deps.db, claim.scope, claim.key)
+    // a 422 is a request refused before it changed anything (as schema violations are, before
+    // this hook claims the key), so it does not use the key up either
+    if (reply.statusCode >= 500 || reply.statusCode === 422) await releaseKey(deps.db, claim.scope, claim.key)
     else await completeKey(deps.db, claim.scope, claim.key, reply.statusCode, String(payload))
     return payload
   })

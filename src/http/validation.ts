@@ -24,9 +24,55 @@ function makeAjv(coerceTypes: boolean) {
 const bodyAjv = makeAjv(false)
 const textAjv = makeAjv(true)
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/** NUL (which PostgreSQL cannot store in text or jsonb) or a lone UTF-16 surrogate (not Unicode text). */
+const unstorableText = (text: string) => text.includes('\u0000') || LONE_SURROGATE.test(text)
+
+const pointerPart = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1')
+
+/**
+ * Values no schema keyword can refuse but the store cannot keep: text holding NUL or a lone
+ * surrogate (in a value or a key), and numbers that JSON cannot carry (`1e999` parses to Infinity).
+ * Without this check such input reaches the database and fails there, as a 500.
+ */
+function unstorable(data: unknown): ErrorObject[] {
+  const problems: ErrorObject[] = []
+  const problem = (instancePath: string, keyword: string, message: string) =>
+    problems.push({ instancePath, schemaPath: '#', keyword, params: {}, message })
+  // iterative: a deeply nested body must not exhaust the stack
+  const stack: [unknown, string][] = [[data, '']]
+  while (stack.length > 0) {
+    const [value, path] = stack.pop() as [unknown, string]
+    if (typeof value === 'string') {
+      if (unstorableText(value)) problem(path, 'text', 'must not contain NUL characters or unpaired surrogates')
+    } else if (typeof value === 'number') {
+      if (!Number.isFinite(value)) problem(path, 'finite', 'must be a finite number')
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}/${i}`])
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, v] of Object.entries(value).reverse()) {
+        const at = `${path}/${pointerPart(key)}`
+        if (unstorableText(key)) problem(at, 'text', 'is a field name holding NUL characters or unpaired surrogates')
+        stack.push([v, at])
+      }
+    }
+  }
+  return problems
+}
+
 /** Bodies are JSON and keep their types; query strings, params and headers are text to convert. */
-export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema)
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema)
+  const checked = (data: unknown): boolean => {
+    const valid = validate(data) as boolean
+    const problems = unstorable(data)
+    checked.errors = problems.length > 0 ? [...(validate.errors ?? []), ...problems] : validate.errors
+    return valid && problems.length === 0
+  }
+  checked.errors = null as ErrorObject[] | null | undefined
+  return checked
+}
 
 const CODE_OF_KEYWORD: Record<string, ErrorCode> = {
   required: 'parameter_missing',
@@ -40,10 +86,18 @@ function locOf(part: string, e: ErrorObject): (string | number)[] {
     .map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~')))
   if (e.keyword === 'required') path.push(String(e.params.missingProperty))
   if (e.keyword === 'additionalProperties') path.push(String(e.params.additionalProperty))
+  // a propertyNames violation is about one key of the object: point at that key
+  const key = (e as { propertyName?: string }).propertyName
+  if (key !== undefined) path.push(key)
   return [part, ...path]
 }
 
 function messageOf(e: ErrorObject, name: string): string {
+  if ((e as { propertyName?: string }).propertyName !== undefined) {
+    if (e.keyword === 'maxLength') return `${name}: a key must be at most ${e.params.limit} characters`
+    if (e.keyword === 'minLength') return `${name}: a key must be at least ${e.params.limit} characters`
+    return `${name}: the key is not allowed`
+  }
   switch (e.keyword) {
     case 'required':
       return `${name} is required`
@@ -65,7 +119,8 @@ function messageOf(e: ErrorObject, name: string): string {
 /** Turns schema violations into one 422 that lists each, in the envelope of the error catalog. */
 export function validationError(part: string, errors: ErrorObject[]): AppError {
   // a union reports each branch it tried; its own entry says enough
-  const useful = errors.filter((e) => !e.schemaPath.includes('/anyOf/'))
+  // and a propertyNames violation comes with the entry of the key rule it broke, which says more
+  const useful = errors.filter((e) => !e.schemaPath.includes('/anyOf/') && e.keyword !== 'propertyNames')
   const list = useful.length > 0 ? useful : errors
   const detail: ValidationDetail[] = list.map((e) => {
     const loc = locOf(part, e)

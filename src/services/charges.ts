@@ -117,6 +117,8 @@ export interface ChargeDeps {
   vault: Vault
   processors: Processors
   events: EventRecorder
+  /** for hosted-page links made outside a request (recovery) */
+  publicUrl?: string | undefined
 }
 
 export function chargeService(deps: ChargeDeps) {
@@ -253,10 +255,21 @@ export function chargeService(deps: ChargeDeps) {
     }
   }
 
-  async function create(scope: Scope, input: CreateChargeInput, baseUrl: string): Promise<ChargeView> {
+  async function create(
+    scope: Scope,
+    input: CreateChargeInput,
+    baseUrl: string,
+    idempotencyKey?: string,
+  ): Promise<ChargeView> {
     const processor = processorFor(scope.livemode)
     const currency = normalizeCurrency(input.currency)
     if (!currency) throw invalidParam('parameter_invalid', 'currency', `currency is not an ISO 4217 code`)
+
+    // a retry of a request whose process died: carry on with the charge it made
+    if (idempotencyKey) {
+      const earlier = await charges.getChargeByKey(db, scope, idempotencyKey)
+      if (earlier) return finishInterrupted(scope, earlier, baseUrl)
+    }
 
     const { charge, source } = await db.transaction(async (tx) => {
       const source = await sources.getSource(tx, scope, input.source)
@@ -301,6 +314,7 @@ export function chargeService(deps: ChargeDeps) {
         capture: input.capture ?? true,
         require_auth: input.require_auth ?? true,
         metadata: input.metadata ?? {},
+        idempotency_key: idempotencyKey ?? null,
       })
       return { charge, source: current }
     })
@@ -338,19 +352,25 @@ export function chargeService(deps: ChargeDeps) {
 
   /**
    * Marks an operation as under way on a locked charge, after the state machine allows it, so a
-   * concurrent second operation is refused; the processor is called after this commits.
+   * concurrent second operation is refused; the processor is called after this commits. A retry
+   * of the request that began the operation (same Idempotency-Key) gets `resumed` instead.
    */
   async function begin(
     scope: Scope,
     id: string,
     operation: string,
     check: (c: ChargeState & ChargeRow) => void,
-  ): Promise<ChargeRow> {
+    key: string | undefined,
+  ): Promise<{ row: ChargeRow; resumed: boolean }> {
     return db.transaction(async (tx) => {
       const row = await charges.getCharge(tx, scope, id, true)
       if (!row) throw notFound('charge', id)
+      if (key !== undefined && row.operation_key === key) return { row, resumed: true }
       check(row)
-      return charges.patchCharge(tx, id, { processing: operation })
+      return {
+        row: await charges.patchCharge(tx, id, { processing: operation, operation_key: key ?? null }),
+        resumed: false,
+      }
     })
   }
 
@@ -368,35 +388,55 @@ export function chargeService(deps: ChargeDeps) {
     throw new AppError('processor_error', `The processor refused the ${what}: ${failure.reason}`)
   }
 
-  async function capture(scope: Scope, id: string, amount: number | undefined): Promise<ChargeView> {
-    const row = await begin(scope, id, 'capture', (c) => refuse(canCapture(c, amount)))
-    const toCapture = amount ?? row.amount
+  /** `capture:<amount>`: the intent names the amount, so a recovery can finish it. */
+  const captureIntent = (amount: number) => `capture:${amount}`
+
+  async function runCapture(scope: Scope, row: ChargeRow, amount: number): Promise<ChargeView> {
     let outcome: Awaited<ReturnType<Processor['capture']>>
     try {
-      outcome = await processorFor(scope.livemode).capture(row.processor_ref ?? '', toCapture, row.currency)
+      outcome = await processorFor(scope.livemode).capture(row.processor_ref ?? '', amount, row.currency)
     } catch (err) {
-      return abandon(id, err)
+      return abandon(row.id, err)
     }
-    if (outcome.outcome === 'declined') return declinedOperation(id, 'capture', outcome.failure)
+    if (outcome.outcome === 'declined') return declinedOperation(row.id, 'capture', outcome.failure)
     return db.transaction(async (tx) => {
-      const patch = { captured: true, amount: toCapture, processing: null }
-      return (await record(tx, scope, id, patch, 'charge.captured')).view
+      const patch = { captured: true, amount, processing: null }
+      return (await record(tx, scope, row.id, patch, 'charge.captured')).view
     })
   }
 
-  async function voidCharge(scope: Scope, id: string): Promise<ChargeView> {
-    const row = await begin(scope, id, 'void', (c) => refuse(canVoid(c)))
+  async function runVoid(scope: Scope, row: ChargeRow): Promise<ChargeView> {
     let outcome: Awaited<ReturnType<Processor['void']>>
     try {
       outcome = await processorFor(scope.livemode).void(row.processor_ref ?? '')
     } catch (err) {
-      return abandon(id, err)
+      return abandon(row.id, err)
     }
-    if (outcome.outcome === 'declined') return declinedOperation(id, 'void', outcome.failure)
+    if (outcome.outcome === 'declined') return declinedOperation(row.id, 'void', outcome.failure)
     return db.transaction(async (tx) => {
       const patch = { status: 'voided' as const, authorized: false, processing: null }
-      return (await record(tx, scope, id, patch, 'charge.voided')).view
+      return (await record(tx, scope, row.id, patch, 'charge.voided')).view
     })
+  }
+
+  async function capture(scope: Scope, id: string, amount: number | undefined, key?: string): Promise<ChargeView> {
+    const { row, resumed } = await begin(
+      scope,
+      id,
+      captureIntent(amount ?? 0),
+      (c) => refuse(canCapture(c, amount)),
+      key,
+    )
+    if (resumed) return finishInterrupted(scope, row, '')
+    const toCapture = amount ?? row.amount
+    if (amount === undefined) await charges.patchCharge(db, id, { processing: captureIntent(toCapture) })
+    return runCapture(scope, row, toCapture)
+  }
+
+  async function voidCharge(scope: Scope, id: string, key?: string): Promise<ChargeView> {
+    const { row, resumed } = await begin(scope, id, 'void', (c) => refuse(canVoid(c)), key)
+    if (resumed) return finishInterrupted(scope, row, '')
+    return runVoid(scope, row)
   }
 
   /**
@@ -407,10 +447,14 @@ export function chargeService(deps: ChargeDeps) {
     scope: Scope,
     id: string,
     input: { amount?: number | undefined; reason?: string | undefined },
+    key?: string,
   ): Promise<ChargeView> {
-    const { row, refund } = await db.transaction(async (tx) => {
+    const reserved = await db.transaction(async (tx) => {
       const row = await charges.getCharge(tx, scope, id, true)
       if (!row) throw notFound('charge', id)
+      // a retry of a refund whose process died: the refund is already recorded
+      const earlier = key ? await charges.getRefundByKey(tx, id, key) : undefined
+      if (earlier) return { refund: earlier, resumed: true }
       refuse(canRefund(row, input.amount))
       const amount = input.amount ?? row.amount - row.amount_refunded
       const refund = await charges.insertRefund(tx, {
@@ -419,14 +463,26 @@ export function chargeService(deps: ChargeDeps) {
         amount,
         currency: row.currency,
         reason: input.reason ?? DEFAULT_REFUND_REASON,
+        idempotency_key: key ?? null,
       })
-      const updated = await charges.patchCharge(tx, id, { amount_refunded: row.amount_refunded + amount })
-      return { row: updated, refund }
+      await charges.patchCharge(tx, id, { amount_refunded: row.amount_refunded + amount })
+      return { refund, resumed: false }
     })
+    if (reserved.resumed && reserved.refund.status !== 'pending') return get(scope, id)
+    return settleRefund(scope, reserved.refund)
+  }
+
+  /**
+   * Asks the processor for a recorded refund and records its answer. When the processor cannot
+   * be reached the refund stays pending and the recovery sweep asks again (the refund id makes
+   * the request idempotent at the processor).
+   */
+  async function settleRefund(scope: Scope, refund: RefundRow): Promise<ChargeView> {
+    const charge = (await charges.getCharge(db, scope, refund.charge_id)) as ChargeRow
     let ok: boolean
     try {
       const outcome = await processorFor(scope.livemode).refund(
-        row.processor_ref ?? '',
+        charge.processor_ref ?? '',
         refund.amount,
         refund.currency,
         refund.id,
@@ -434,19 +490,54 @@ export function chargeService(deps: ChargeDeps) {
       ok = outcome.outcome === 'succeeded'
     } catch (err) {
       if (!(err instanceof ProcessorError)) throw err
-      ok = false
+      return get(scope, refund.charge_id)
     }
     return db.transaction(async (tx) => {
-      const current = (await charges.getCharge(tx, scope, id, true)) as ChargeRow
-      await charges.setRefundStatus(tx, refund.id, ok ? 'succeeded' : 'failed')
-      if (!ok) {
-        // a failed refund gives its reservation back
-        const patch = { amount_refunded: current.amount_refunded - refund.amount }
-        return (await record(tx, scope, id, patch, 'charge.refund_failed')).view
-      }
-      const patch = { status: statusAfterRefunds(current, current.amount_refunded) }
-      return (await record(tx, scope, id, patch, 'charge.refunded')).view
+      const current = (await charges.getCharge(tx, scope, refund.charge_id, true)) as ChargeRow
+      const settled = await charges.setRefundStatus(tx, refund.id, ok ? 'succeeded' : 'failed')
+      if (!settled) return load(tx, scope, current)
+      // a failed refund gives its reservation back
+      const refunded = ok ? current.amount_refunded : current.amount_refunded - refund.amount
+      const patch = { amount_refunded: refunded, status: statusAfterRefunds(current, refunded) }
+      return (await record(tx, scope, refund.charge_id, patch, ok ? 'charge.refunded' : 'charge.refund_failed')).view
     })
+  }
+
+  /**
+   * Finishes what a dead process left under way on a charge: an authorization it had not sent or
+   * recorded is sent again (the charge id identifies it to the processor), a capture or void is
+   * made again, and a payer's answer that was being processed is let go so the payer can answer
+   * again.
+   */
+  async function finishInterrupted(scope: Scope, row: ChargeRow, baseUrl: string): Promise<ChargeView> {
+    const op = row.processing
+    if (!op) return load(db, scope, row)
+    const url = baseUrl || deps.publicUrl || ''
+    if (op === 'authorize' && !row.action) {
+      const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
+      const processor = processorFor(scope.livemode)
+      const outcome = await callAuthorize(async () => processor.authorize(await paymentRequest(row, source)))
+      return applyAuthorization(scope, row, source, outcome, url)
+    }
+    if (op.startsWith('capture:')) return runCapture(scope, row, Number(op.slice('capture:'.length)) || row.amount)
+    if (op === 'void') return runVoid(scope, row)
+    return load(db, scope, await charges.patchCharge(db, row.id, { processing: null }))
+  }
+
+  /** One pass of the recovery sweep; answers how many operations it finished. */
+  async function recoverInterrupted(graceMs: number): Promise<number> {
+    let done = 0
+    for (const row of await charges.claimInterrupted(db, graceMs)) {
+      await finishInterrupted({ accountId: row.account_id, livemode: row.livemode }, row, '').catch(() => {})
+      done++
+    }
+    for (const refund of await charges.claimPendingRefunds(db, graceMs)) {
+      const owner = await charges.getChargeById(db, refund.charge_id)
+      if (!owner) continue
+      await settleRefund({ accountId: owner.account_id, livemode: owner.livemode }, refund).catch(() => {})
+      done++
+    }
+    return done
   }
 
   /**
@@ -460,15 +551,21 @@ export function chargeService(deps: ChargeDeps) {
     authorizeStep: (c: ChargeRow, action: StoredAction) => void,
     baseUrl: string,
   ): Promise<ChargeView> {
-    const row = await begin(scope, id, 'authorize', (c) => {
-      if (c.status === 'pending' && c.processing) {
-        throw new AppError('charge_not_pending', 'An answer to this charge is already being processed')
-      }
-      if (!isAwaitingPayer(c) || !c.action) {
-        throw new AppError('charge_not_pending', `A ${c.status} charge is not waiting for the payer`)
-      }
-      authorizeStep(c, c.action as unknown as StoredAction)
-    })
+    const { row } = await begin(
+      scope,
+      id,
+      'authorize',
+      (c) => {
+        if (c.status === 'pending' && c.processing) {
+          throw new AppError('charge_not_pending', 'An answer to this charge is already being processed')
+        }
+        if (!isAwaitingPayer(c) || !c.action) {
+          throw new AppError('charge_not_pending', `A ${c.status} charge is not waiting for the payer`)
+        }
+        authorizeStep(c, c.action as unknown as StoredAction)
+      },
+      undefined,
+    )
     const action = row.action as unknown as StoredAction
     const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
     let outcome: AuthorizeOutcome | { outcome: 'otp_invalid' }
@@ -587,7 +684,19 @@ export function chargeService(deps: ChargeDeps) {
     return { view, source: found.source }
   }
 
-  return { create, get, list, capture, void: voidCharge, refund, verify, testDecide, hostedCharge, hostedAnswer }
+  return {
+    create,
+    get,
+    list,
+    capture,
+    void: voidCharge,
+    refund,
+    verify,
+    testDecide,
+    hostedCharge,
+    hostedAnswer,
+    recoverInterrupted,
+  }
 }
 
 function timingSafeTokenEqual(a: string, b: string): boolean {

@@ -50,6 +50,7 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
       vault,
       events: events.recorder,
       processors: { test: options.testProcessor ?? new Simulator(), live: options.liveProcessor },
+      publicUrl: options.publicUrl,
     }),
   }
 }

@@ -16,7 +16,12 @@ export type NotifyAddressCheck = (url: string, livemode: boolean) => Promise<str
 export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: NotifyAddressCheck }) {
   const { db, vault } = deps
 
-  async function create(scope: Scope, input: CreateSourceInput): Promise<SourceView> {
+  async function create(scope: Scope, input: CreateSourceInput, idempotencyKey?: string): Promise<SourceView> {
+    // a retry of a request whose process died after storing the source
+    if (idempotencyKey) {
+      const earlier = await sources.getSourceByKey(db, scope, idempotencyKey)
+      if (earlier) return sourceView(earlier)
+    }
     if (input.type === 'card' && !input.card) {
       throw invalidParam('parameter_missing', 'card', 'card is required for a source of type card', 'missing')
     }
@@ -75,6 +80,7 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
       cardCvcEnc: cvcEnc,
       redirect: input.redirect ?? null,
       owner: input.owner ?? null,
+      idempotencyKey: idempotencyKey ?? null,
     })
     return sourceView(row)
   }

@@ -27,6 +27,7 @@ export interface ChargeRow {
   processor_ref: string | null
   failure_data: Record<string, unknown> | null
   metadata: Record<string, unknown>
+  operation_key: string | null
   created_at: string
   updated_at: string
 }
@@ -44,7 +45,7 @@ export interface RefundRow {
 
 const COLUMNS = `id, account_id, livemode, source_id, customer_id, amount, amount_authorized, amount_refunded,
   currency, description, statement_descriptor, status, authorized, captured, capture, require_auth, processing,
-  action, action_token, otp_attempts, processor_ref, failure_data, metadata, created_at, updated_at`
+  action, action_token, otp_attempts, processor_ref, failure_data, metadata, operation_key, created_at, updated_at`
 
 export interface NewCharge {
   id: string
@@ -57,14 +58,15 @@ export interface NewCharge {
   capture: boolean
   require_auth: boolean
   metadata: object
+  idempotency_key: string | null
 }
 
 /** A new charge is recorded before the processor is called: pending, with the call under way. */
 export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): Promise<ChargeRow> {
   const res = await db.query<ChargeRow>(
     `INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
-       description, statement_descriptor, status, capture, require_auth, processing, metadata)
-     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, 'pending', $10, $11, 'authorize', $12::jsonb)
+       description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, 'pending', $10, $11, 'authorize', $12::jsonb, $13)
      RETURNING ${COLUMNS}`,
     [
       c.id,
@@ -79,6 +81,7 @@ export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): P
       c.capture,
       c.require_auth,
       JSON.stringify(c.metadata),
+      c.idempotency_key,
     ],
   )
   return res.rows[0] as ChargeRow
@@ -91,6 +94,42 @@ export async function getCharge(db: Queryable, scope: Scope, id: string, lock = 
     [id, scope.accountId, scope.livemode],
   )
   return res.rows[0]
+}
+
+/** The charge a create request with this Idempotency-Key made, if its first attempt got that far. */
+export async function getChargeByKey(db: Queryable, scope: Scope, key: string): Promise<ChargeRow | undefined> {
+  const res = await db.query<ChargeRow>(
+    `SELECT ${COLUMNS} FROM charges WHERE account_id = $1 AND livemode = $2 AND idempotency_key = $3
+     AND created_at > now() - interval '24 hours' ORDER BY id DESC LIMIT 1`,
+    [scope.accountId, scope.livemode, key],
+  )
+  return res.rows[0]
+}
+
+/**
+ * Claims charges whose operation has been under way longer than `graceMs` (its process died),
+ * one sweeper each: the claim pushes updated_at on, so others pass them by for another grace.
+ */
+export async function claimInterrupted(db: Queryable, graceMs: number, limit = 20): Promise<ChargeRow[]> {
+  const res = await db.query<ChargeRow>(
+    `UPDATE charges SET updated_at = now() WHERE id IN (
+       SELECT id FROM charges WHERE processing IS NOT NULL AND updated_at < now() - $1 * interval '1 millisecond'
+       ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     RETURNING ${COLUMNS}`,
+    [graceMs, limit],
+  )
+  return res.rows
+}
+
+export async function claimPendingRefunds(db: Queryable, graceMs: number, limit = 20): Promise<RefundRow[]> {
+  const res = await db.query<RefundRow>(
+    `UPDATE refunds SET updated_at = now() WHERE id IN (
+       SELECT id FROM refunds WHERE status = 'pending' AND updated_at < now() - $1 * interval '1 millisecond'
+       ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     RETURNING *`,
+    [graceMs, limit],
+  )
+  return res.rows
 }
 
 /** For the hosted page, which the payer reaches with a token, not a key. */
@@ -118,6 +157,7 @@ export type ChargePatch = Partial<
     | 'otp_attempts'
     | 'processor_ref'
     | 'failure_data'
+    | 'operation_key'
   >
 >
 
@@ -134,6 +174,7 @@ const PATCHABLE = new Set([
   'otp_attempts',
   'processor_ref',
   'failure_data',
+  'operation_key',
 ])
 
 export async function patchCharge(db: Queryable, id: string, patch: ChargePatch): Promise<ChargeRow> {
@@ -154,18 +195,39 @@ export async function patchCharge(db: Queryable, id: string, patch: ChargePatch)
 
 export async function insertRefund(
   db: Queryable,
-  r: { id: string; charge_id: string; amount: number; currency: string; reason: string },
+  r: {
+    id: string
+    charge_id: string
+    amount: number
+    currency: string
+    reason: string
+    idempotency_key: string | null
+  },
 ): Promise<RefundRow> {
   const res = await db.query<RefundRow>(
-    `INSERT INTO refunds (id, charge_id, amount, currency, reason, status) VALUES ($1, $2, $3, $4, $5, 'pending')
-     RETURNING *`,
-    [r.id, r.charge_id, r.amount, r.currency, r.reason],
+    `INSERT INTO refunds (id, charge_id, amount, currency, reason, status, idempotency_key)
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6) RETURNING *`,
+    [r.id, r.charge_id, r.amount, r.currency, r.reason, r.idempotency_key],
   )
   return res.rows[0] as RefundRow
 }
 
-export async function setRefundStatus(db: Queryable, id: string, status: RefundRow['status']): Promise<void> {
-  await db.query('UPDATE refunds SET status = $2, updated_at = now() WHERE id = $1', [id, status])
+export async function getRefundByKey(db: Queryable, chargeId: string, key: string): Promise<RefundRow | undefined> {
+  const res = await db.query<RefundRow>(
+    `SELECT * FROM refunds WHERE charge_id = $1 AND idempotency_key = $2 AND created_at > now() - interval '24 hours'
+     ORDER BY id DESC LIMIT 1`,
+    [chargeId, key],
+  )
+  return res.rows[0]
+}
+
+/** Settles a pending refund; false if it was settled already (by a recovery sweep, say). */
+export async function setRefundStatus(db: Queryable, id: string, status: RefundRow['status']): Promise<boolean> {
+  const res = await db.query(
+    "UPDATE refunds SET status = $2, updated_at = now() WHERE id = $1 AND status = 'pending' RETURNING id",
+    [id, status],
+  )
+  return res.rows.length > 0
 }
 
 export async function refundsOf(db: Queryable, chargeIds: string[]): Promise<RefundRow[]> {

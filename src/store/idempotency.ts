@@ -7,15 +7,21 @@ export type Claim =
   | { kind: 'mismatch' }
   | { kind: 'in_flight' }
 
-/** How long a claim holds before another request may take it over (its holder died). */
-const LEASE_SECONDS = 60
+/** How long a claim holds, by default, before another request may take it over (its holder died). */
+export const DEFAULT_LEASE_SECONDS = 60
 const TTL_HOURS = 24
 
 /**
  * Claims a key for one request. The insert is the lock: of concurrent requests with one key,
  * one inserts the row and runs; the others see it and are told to wait or get the stored answer.
  */
-export async function claimKey(db: Queryable, scope: Scope, key: string, requestHash: string): Promise<Claim> {
+export async function claimKey(
+  db: Queryable,
+  scope: Scope,
+  key: string,
+  requestHash: string,
+  leaseSeconds = DEFAULT_LEASE_SECONDS,
+): Promise<Claim> {
   const p = [scope.accountId, scope.livemode, key]
   // an expired record is gone, as if it had never been
   await db.query(
@@ -25,9 +31,9 @@ export async function claimKey(db: Queryable, scope: Scope, key: string, request
   )
   const inserted = await db.query(
     `INSERT INTO idempotency_keys (account_id, livemode, key, request_hash, locked_until)
-     VALUES ($1, $2, $3, $4, now() + interval '${LEASE_SECONDS} seconds')
+     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second')
      ON CONFLICT DO NOTHING RETURNING key`,
-    [...p, requestHash],
+    [...p, requestHash, leaseSeconds],
   )
   if (inserted.rows.length > 0) return { kind: 'claimed' }
   const found = await db.query<{ request_hash: string; status_code: number | null; response_body: string | null }>(
@@ -35,16 +41,16 @@ export async function claimKey(db: Queryable, scope: Scope, key: string, request
     p,
   )
   const row = found.rows[0]
-  if (!row) return claimKey(db, scope, key, requestHash)
+  if (!row) return claimKey(db, scope, key, requestHash, leaseSeconds)
   if (row.request_hash !== requestHash) return { kind: 'mismatch' }
   if (row.status_code !== null && row.response_body !== null) {
     return { kind: 'replay', statusCode: row.status_code, body: row.response_body }
   }
   const takenOver = await db.query(
-    `UPDATE idempotency_keys SET locked_until = now() + interval '${LEASE_SECONDS} seconds'
+    `UPDATE idempotency_keys SET locked_until = now() + $4 * interval '1 second'
      WHERE account_id = $1 AND livemode = $2 AND key = $3 AND status_code IS NULL AND locked_until < now()
      RETURNING key`,
-    p,
+    [...p, leaseSeconds],
   )
   return takenOver.rows.length > 0 ? { kind: 'claimed' } : { kind: 'in_flight' }
 }

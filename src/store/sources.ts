@@ -26,6 +26,7 @@ export interface NewSource {
   cardCvcEnc: string | null
   redirect: Record<string, unknown> | null
   owner: Record<string, unknown> | null
+  idempotencyKey: string | null
 }
 
 // The ciphertext columns are left out: they are read only by sourceSecrets.
@@ -37,8 +38,8 @@ const json = (v: unknown) => (v === null || v === undefined ? null : JSON.string
 export async function insertSource(db: Queryable, scope: Scope, s: NewSource): Promise<SourceRow> {
   const res = await db.query<SourceRow>(
     `INSERT INTO sources (id, account_id, livemode, type, card, card_number_enc, card_cvc_enc,
-       redirect, owner, metadata)
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9::jsonb, '{}'::jsonb)
+       redirect, owner, metadata, idempotency_key)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9::jsonb, '{}'::jsonb, $10)
      RETURNING ${SOURCE_COLUMNS}`,
     [
       s.id,
@@ -50,6 +51,7 @@ export async function insertSource(db: Queryable, scope: Scope, s: NewSource): P
       s.cardCvcEnc,
       json(s.redirect),
       json(s.owner),
+      s.idempotencyKey,
     ],
   )
   return res.rows[0] as SourceRow
@@ -59,6 +61,15 @@ export async function getSource(db: Queryable, scope: Scope, id: string): Promis
   const res = await db.query<SourceRow>(
     `SELECT ${SOURCE_COLUMNS} FROM sources WHERE id = $1 AND account_id = $2 AND livemode = $3`,
     [id, scope.accountId, scope.livemode],
+  )
+  return res.rows[0]
+}
+
+export async function getSourceByKey(db: Queryable, scope: Scope, key: string): Promise<SourceRow | undefined> {
+  const res = await db.query<SourceRow>(
+    `SELECT ${SOURCE_COLUMNS} FROM sources WHERE account_id = $1 AND livemode = $2 AND idempotency_key = $3
+     AND created_at > now() - interval '24 hours' ORDER BY id DESC LIMIT 1`,
+    [scope.accountId, scope.livemode, key],
   )
   return res.rows[0]
 }

@@ -34,7 +34,10 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         response: withErrors({ 201: Charge }),
       },
     },
-    async (req, reply) => reply.code(201).send(await charges.create(req.caller, req.body, baseUrlOf(req, publicUrl))),
+    async (req, reply) =>
+      reply
+        .code(201)
+        .send(await charges.create(req.caller, req.body, baseUrlOf(req, publicUrl), req.idempotencyClaim?.key)),
   )
 
   app.get(
@@ -69,7 +72,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         response: withErrors({ 200: Charge }),
       },
     },
-    (req) => charges.capture(req.caller, req.params.ch_id, req.body.amount),
+    (req) => charges.capture(req.caller, req.params.ch_id, req.body.amount, req.idempotencyClaim?.key),
   )
 
   app.post(
@@ -84,7 +87,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         response: withErrors({ 200: Charge }),
       },
     },
-    (req) => charges.void(req.caller, req.params.ch_id),
+    (req) => charges.void(req.caller, req.params.ch_id, req.idempotencyClaim?.key),
   )
 
   app.post(
@@ -99,7 +102,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         response: withErrors({ 200: Charge }),
       },
     },
-    (req) => charges.refund(req.caller, req.params.ch_id, req.body),
+    (req) => charges.refund(req.caller, req.params.ch_id, req.body, req.idempotencyClaim?.key),
   )
 
   app.post(

@@ -17,7 +17,7 @@ export const sourceRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         response: withErrors({ 200: Source }),
       },
     },
-    (req) => services.sources.create(req.caller, req.body),
+    (req) => services.sources.create(req.caller, req.body, req.idempotencyClaim?.key),
   )
 
   app.get(

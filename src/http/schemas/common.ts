@@ -12,8 +12,11 @@ export const Timestamp = Type.String({
 
 const MetadataValue = Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()])
 
+// A Record drops the constraints of its key schema (it becomes `patternProperties: {"^.*$": …}`),
+// so the key bounds are stated again as propertyNames, which Ajv enforces.
 export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 40 }), MetadataValue, {
   maxProperties: 50,
+  propertyNames: { type: 'string', minLength: 1, maxLength: 40 },
   description:
     'Key-value pairs: at most 50 keys of 1-40 characters; values are strings (at most 500 characters), numbers or booleans.',
 })

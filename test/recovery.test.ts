@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cardSource, type TestApp, testApp } from './helpers/app.js'
+
+/**
+ * What a process killed mid-request leaves behind, made by hand in the store, and what the
+ * service does with it: a retry with the same Idempotency-Key finds the work its first attempt
+ * did, and the recovery sweep finishes operations nobody retries.
+ */
+let t: TestApp
+beforeAll(async () => {
+  t = await testApp({}, { recovery: { intervalMs: 100, graceMs: 200 }, idempotencyLeaseSeconds: 1 })
+})
+afterAll(() => t.close())
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** As if the process died before it recorded the answer to the request with this key. */
+async function forgetAnswer(key: string) {
+  await t.db.query(
+    `UPDATE idempotency_keys SET status_code = NULL, response_body = NULL, locked_until = now() - interval '1 second'
+     WHERE key = $1`,
+    [key],
+  )
+}
+
+async function waitFor<T>(check: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const until = Date.now() + ms
+  for (;;) {
+    const v = await check()
+    if (v !== undefined) return v
+    if (Date.now() > until) throw new Error('timed out')
+    await sleep(50)
+  }
+}
+
+describe('a create charge whose process died', () => {
+  it('is found again by its retry, authorized, and never doubled', async () => {
+    const src = await t.sk.post('/v2/sources/', cardSource())
+    const key = 'crash-create-1'
+    const first = await t.sk.post(
+      '/v2/charges/',
+      { amount: 700, currency: 'usd', source: src.body.id },
+      { 'idempotency-key': key },
+    )
+    expect(first.status).toBe(201)
+    // died after recording the charge, before the processor's answer was recorded
+    await t.db.query(
+      "UPDATE charges SET status = 'pending', authorized = false, captured = false, processing = 'authorize', updated_at = now() WHERE id = $1",
+      [first.body.id],
+    )
+    await forgetAnswer(key)
+    const retry = await t.sk.post(
+      '/v2/charges/',
+      { amount: 700, currency: 'usd', source: src.body.id },
+      { 'idempotency-key': key },
+    )
+    expect(retry.status).toBe(201)
+    expect(retry.body.id).toBe(first.body.id)
+    expect(retry.body.status).toBe('succeeded')
+    const count = await t.db.query('SELECT count(*)::int AS n FROM charges WHERE source_id = $1', [src.body.id])
+    expect((count.rows[0] as { n: number }).n).toBe(1)
+    // and the answer is kept now: a further retry replays it
+    const again = await t.sk.post(
+      '/v2/charges/',
+      { amount: 700, currency: 'usd', source: src.body.id },
+      { 'idempotency-key': key },
+    )
+    expect(again.headers['idempotent-replayed']).toBe('true')
+    expect(again.body.id).toBe(first.body.id)
+  })
+
+  it('a retry while the first attempt may still run is told to wait', async () => {
+    const src = await t.sk.post('/v2/sources/', cardSource())
+    const key = 'crash-create-2'
+    await t.sk.post('/v2/charges/', { amount: 700, currency: 'usd', source: src.body.id }, { 'idempotency-key': key })
+    await t.db.query(
+      "UPDATE idempotency_keys SET status_code = NULL, response_body = NULL, locked_until = now() + interval '1 minute' WHERE key = $1",
+      [key],
+    )
+    const retry = await t.sk.post(
+      '/v2/charges/',
+      { amount: 700, currency: 'usd', source: src.body.id },
+      { 'idempotency-key': key },
+    )
+    expect(retry.status).toBe(409)
+    expect(retry.body.error.code).toBe('idempotency_key_in_use')
+  })
+})
+
+describe('the recovery sweep', () => {
+  it('finishes a capture, a void and a refund that a dead process left under way', async () => {
+    const make = async () => {
+      const src = await t.sk.post('/v2/sources/', cardSource())
+      return (await t.sk.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id, capture: false }))
+        .body
+    }
+    const toCapture = await make()
+    const toVoid = await make()
+    await t.db.query("UPDATE charges SET processing = 'capture:600' WHERE id = $1", [toCapture.id])
+    await t.db.query("UPDATE charges SET processing = 'void' WHERE id = $1", [toVoid.id])
+
+    const captured = await waitFor(async () => {
+      const c = (await t.sk.get(`/v2/charges/${toCapture.id}`)).body
+      return c.captured ? c : undefined
+    })
+    expect(captured).toMatchObject({ status: 'succeeded', captured: true, amount: 600 })
+    const voided = await waitFor(async () => {
+      const c = (await t.sk.get(`/v2/charges/${toVoid.id}`)).body
+      return c.status === 'voided' ? c : undefined
+    })
+    expect(voided.authorized).toBe(false)
+
+    // a refund recorded and reserved, whose processor call never happened
+    const refunded = (await t.sk.post(`/v2/charges/${toCapture.id}/refund`, { amount: 200 })).body
+    await t.db.query(
+      "UPDATE refunds SET status = 'pending', updated_at = now() - interval '1 minute' WHERE charge_id = $1",
+      [toCapture.id],
+    )
+    const settled = await waitFor(async () => {
+      const c = (await t.sk.get(`/v2/charges/${toCapture.id}`)).body
+      return c.refunds[0]?.status === 'succeeded' ? c : undefined
+    })
+    expect(settled.amount_refunded).toBe(refunded.amount_refunded)
+    expect(settled.amount_refunded).toBe(200)
+  })
+
+  it('lets go of a payer answer that was being processed, so the payer can answer again', async () => {
+    const src = await t.sk.post('/v2/sources/', {
+      type: 'wallet_c',
+      redirect: { success: 'https://a.example/ok', fail: 'https://a.example/no' },
+    })
+    const c = (await t.sk.post('/v2/charges/', { amount: 900, currency: 'php', source: src.body.id })).body
+    await t.db.query("UPDATE charges SET processing = 'authorize' WHERE id = $1", [c.id])
+    const stuck = await t.sk.post(`/v2/test/charges/${c.id}/authorize`, { decision: 'approve' })
+    expect(stuck.status).toBe(400)
+    await waitFor(async () => {
+      const r = await t.db.query('SELECT processing FROM charges WHERE id = $1', [c.id])
+      return (r.rows[0] as { processing: string | null }).processing === null ? true : undefined
+    })
+    const answered = await t.sk.post(`/v2/test/charges/${c.id}/authorize`, { decision: 'approve' })
+    expect(answered.body.status).toBe('succeeded')
+  })
+})
