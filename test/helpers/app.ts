@@ -70,7 +70,7 @@ export interface TestApp {
 }
 
 /** App settings besides the services' options: rate limiting, the notify worker. */
-export type AppExtras = Pick<AppDeps, 'rateLimit' | 'notify' | 'bodyLimit'>
+export type AppExtras = Pick<AppDeps, 'rateLimit' | 'notify' | 'bodyLimit' | 'recovery' | 'idempotencyLeaseSeconds'>
 
 export async function buildApp(
   db: Db,
