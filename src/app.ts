@@ -3,7 +3,7 @@ import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import sjson from 'secure-json-parse'
@@ -72,10 +72,21 @@ function frameworkError(err: FastifyError): AppError | undefined {
       return new AppError('invalid_json', 'The request body is not valid JSON')
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_BAD_URL_ENCODING':
-      return new AppError('route_missing', 'The URL could not be decoded')
-    default:
+      return new AppError('url_invalid', 'The URL could not be decoded')
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError('resource_missing', 'No such object: the id in the path is too long')
+    default: {
       if (err instanceof SyntaxError) return new AppError('invalid_json', 'The request body is not valid JSON')
+      // any other refusal of the framework's, by its status
+      const status = err.statusCode ?? 500
+      if (status === 404) return new AppError('route_missing', 'No such route')
+      if (status === 405) return new AppError('method_not_allowed', 'That method is not allowed here')
+      if (status === 413) return new AppError('body_too_large', 'The request body is larger than the service accepts')
+      if (status === 415)
+        return new AppError('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json)')
+      if (status >= 400 && status < 500) return new AppError('request_invalid', 'The request is malformed')
       return undefined
+    }
   }
 }
 
@@ -88,6 +99,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
     bodyLimit: deps.bodyLimit ?? 65_536,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 300 },
     return503OnClosing: true,
+    // errors raised before routing (an undecodable URL, an over-long id) get the one envelope too
+    frameworkErrors: (err, request, reply) => {
+      const mapped = frameworkError(err) ?? new AppError('request_invalid', 'The request is malformed')
+      const raw = reply as unknown as FastifyReply
+      raw.header('Request-Id', request.id).code(mapped.status).type('application/json').send(mapped.toBody())
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
 
   let worker: DeliveryWorker | undefined
@@ -109,6 +126,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
   // An empty body is no body (clients send Content-Type on bodiless POSTs); JSON parsing refuses
   // prototype poisoning.
   app.removeContentTypeParser('application/json')
+  // text bodies are not JSON and are refused as such (415), not read as strings
+  app.removeContentTypeParser('text/plain')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string
     if (text.trim() === '') return done(null, undefined)

@@ -5,6 +5,8 @@
 export const ERROR_CATALOG = {
   // 400: the request is well formed but cannot be done in the object's state
   invalid_json: { status: 400, type: 'invalid_request_error' },
+  request_invalid: { status: 400, type: 'invalid_request_error' },
+  url_invalid: { status: 400, type: 'invalid_request_error' },
   body_missing: { status: 400, type: 'invalid_request_error' },
   header_invalid: { status: 400, type: 'invalid_request_error' },
   cursor_invalid: { status: 400, type: 'invalid_request_error' },
