@@ -99,6 +99,20 @@ export async function createApp(deps: AppDeps): Promise<App> {
     bodyLimit: deps.bodyLimit ?? 65_536,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 300 },
     return503OnClosing: true,
+    // requests Node's HTTP parser refuses never reach Fastify's hooks: answer them on the socket
+    clientErrorHandler: (err, socket) => {
+      if (!socket.writable) return
+      const tooLarge = (err as { code?: string }).code === 'HPE_HEADER_OVERFLOW'
+      const e = tooLarge
+        ? new AppError('headers_too_large', 'The request headers are too large')
+        : new AppError('request_invalid', 'The request is not valid HTTP')
+      const body = JSON.stringify(e.toBody())
+      socket.end(
+        `HTTP/1.1 ${e.status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+          `Content-Type: application/json; charset=utf-8\r\nRequest-Id: req_${randomBytes(12).toString('hex')}\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      )
+    },
     // errors raised before routing (an undecodable URL, an over-long id) get the one envelope too
     frameworkErrors: (err, request, reply) => {
       const mapped = frameworkError(err) ?? new AppError('request_invalid', 'The request is malformed')

@@ -37,6 +37,7 @@ export const ERROR_CATALOG = {
   idempotency_key_reused: { status: 409, type: 'idempotency_error' },
   idempotency_key_in_use: { status: 409, type: 'idempotency_error' },
   body_too_large: { status: 413, type: 'invalid_request_error' },
+  headers_too_large: { status: 431, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   parameter_invalid: { status: 422, type: 'invalid_request_error' },
   parameter_missing: { status: 422, type: 'invalid_request_error' },

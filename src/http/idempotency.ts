@@ -46,8 +46,8 @@ export function registerIdempotency(
     const raw = request.headers[HEADER]
     if (raw === undefined) return
     const key = Array.isArray(raw) ? raw[0] : raw
-    if (!key || key.length > 255) {
-      throw new AppError('header_invalid', 'Idempotency-Key must be 1 to 255 characters', {
+    if (!key || key.length > 255 || !/^[\x20-\x7e]+$/.test(key)) {
+      throw new AppError('header_invalid', 'Idempotency-Key must be 1 to 255 printable ASCII characters', {
         param: 'Idempotency-Key',
       })
     }

@@ -30,7 +30,9 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async
   app.post(
     '/v2/me/webhook_secret/roll',
     {
+      config: { bodyOptional: true },
       schema: {
+        body: Type.Object({}, { additionalProperties: false }),
         tags: ['account'],
         summary: "Replaces this mode's webhook signing secret; the old one stops signing at once",
         response: withErrors({ 200: WebhookSecret }),
