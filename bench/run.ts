@@ -74,7 +74,9 @@ async function load(
     p99: result.latency.p99,
     non2xx: result.non2xx + result.errors + result.timeouts,
   }
-  process.stdout.write(`  ${name} @${connections}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}\n`)
+  process.stdout.write(
+    `  ${name} @${connections}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}\n`,
+  )
   return row
 }
 
