@@ -144,9 +144,20 @@ export function chargeService(deps: ChargeDeps) {
   }
 
   /** Saves an outcome with its event, in the caller's transaction; returns the charge as now. */
-  async function record(q: Queryable, scope: Scope, id: string, patch: charges.ChargePatch, eventType?: string) {
+  /**
+   * Saves an outcome with its event, in the caller's transaction; returns the charge as now.
+   * `known` spares the reads when the caller already holds the source and refunds as they are.
+   */
+  async function record(
+    q: Queryable,
+    scope: Scope,
+    id: string,
+    patch: charges.ChargePatch,
+    eventType?: string,
+    known?: { source: SourceRow; refunds: RefundRow[] },
+  ) {
     const row = await charges.patchCharge(q, id, patch)
-    const view = await load(q, scope, row)
+    const view = known ? chargeView(row, known.source, known.refunds) : await load(q, scope, row)
     if (eventType) await events.record(q, scope, eventType, view)
     return { row, view }
   }
@@ -198,15 +209,14 @@ export function chargeService(deps: ChargeDeps) {
     // A decided charge keeps its page token (its action is cleared): the payer's link then shows
     // the outcome, and a second answer there is refused as charge_not_pending, not taken as unknown.
     return db.transaction(async (tx) => {
-      if (outcome.outcome !== 'action_required') {
-        // the security code is kept only until the authorization is decided
-        await sources.eraseCvc(tx, source.id)
-      }
-      if (source.card && (outcome.cvcCheck === 'pass' || outcome.cvcCheck === 'fail')) {
-        await sources.updateSourceCard(tx, source.id, { ...source.card, cvc_checked: outcome.cvcCheck })
-      }
+      const settled = await sources.settleSourceAfterAuthorization(tx, source.id, {
+        eraseCvc: outcome.outcome !== 'action_required',
+        cvcChecked: outcome.cvcCheck === 'pass' || outcome.cvcCheck === 'fail' ? outcome.cvcCheck : undefined,
+        bankAccount: outcome.outcome === 'authorized' ? outcome.bankAccount : undefined,
+      })
+      // refunds come only after an authorization, so there are none yet
+      const known = { source: settled, refunds: [] }
       if (outcome.outcome === 'authorized') {
-        if (outcome.bankAccount) await sources.updateSourceBankAccount(tx, source.id, { ...outcome.bankAccount })
         const patch = {
           status: 'succeeded' as const,
           authorized: true,
@@ -215,13 +225,13 @@ export function chargeService(deps: ChargeDeps) {
           action: null,
           processor_ref: outcome.reference,
         }
-        return (await record(tx, scope, charge.id, patch, 'charge.succeeded')).view
+        return (await record(tx, scope, charge.id, patch, 'charge.succeeded', known)).view
       }
       if (outcome.outcome === 'action_required') {
         const token = randomBytes(24).toString('hex')
         const action = actionFor(outcome.step, charge.id, token, baseUrl)
         const patch = { processing: null, action: { ...action }, action_token: token, processor_ref: outcome.reference }
-        return (await record(tx, scope, charge.id, patch, 'charge.pending')).view
+        return (await record(tx, scope, charge.id, patch, 'charge.pending', known)).view
       }
       const patch = {
         status: 'failed' as const,
@@ -230,7 +240,7 @@ export function chargeService(deps: ChargeDeps) {
         failure_data: { ...outcome.failure },
         ...(outcome.reference ? { processor_ref: outcome.reference } : {}),
       }
-      return (await record(tx, scope, charge.id, patch, 'charge.failed')).view
+      return (await record(tx, scope, charge.id, patch, 'charge.failed', known)).view
     })
   }
 
@@ -255,6 +265,52 @@ export function chargeService(deps: ChargeDeps) {
     }
   }
 
+  /**
+   * The source a charge takes when the one-statement path did not: checks the customer that owns a
+   * vaulted source, and consumes a single-use one, explaining a refusal.
+   */
+  async function takeSource(tx: Queryable, scope: Scope, input: CreateChargeInput): Promise<SourceRow> {
+    const source = await sources.getSource(tx, scope, input.source)
+    if (!source) throw new AppError('resource_missing', `No such source: '${input.source}'`, { param: 'source' })
+    if (input.customer !== undefined) {
+      if (!(await getCustomer(tx, scope, input.customer))) {
+        throw new AppError('resource_missing', `No such customer: '${input.customer}'`, { param: 'customer' })
+      }
+      if (source.customer_id !== input.customer) {
+        throw new AppError('customer_source_mismatch', `The source ${source.id} does not belong to ${input.customer}`, {
+          param: 'customer',
+        })
+      }
+    } else if (source.customer_id !== null) {
+      throw new AppError(
+        'customer_source_mismatch',
+        `The source ${source.id} is saved to a customer; pass that customer to charge it`,
+        { param: 'customer' },
+      )
+    }
+    let current = source
+    if (!source.vaulted) {
+      const consumed = await sources.consumeSource(tx, scope, source.id)
+      if (!consumed) {
+        throw new AppError('source_used', `The source ${source.id} has already been used`, { param: 'source' })
+      }
+      current = consumed
+    }
+
+    return current
+  }
+
+  /** Account names change seldom; a charge's default descriptor need not read one each time. */
+  const descriptors = new Map<string, { text: string; until: number }>()
+  async function defaultDescriptor(q: Queryable, accountId: string): Promise<string> {
+    const cached = descriptors.get(accountId)
+    if (cached && cached.until > Date.now()) return cached.text
+    const text = descriptorFrom((await findAccount(q, accountId))?.name ?? '')
+    if (descriptors.size > 10_000) descriptors.clear()
+    descriptors.set(accountId, { text, until: Date.now() + 60_000 })
+    return text
+  }
+
   async function create(
     scope: Scope,
     input: CreateChargeInput,
@@ -272,45 +328,18 @@ export function chargeService(deps: ChargeDeps) {
     }
 
     const { charge, source } = await db.transaction(async (tx) => {
-      const source = await sources.getSource(tx, scope, input.source)
-      if (!source) throw new AppError('resource_missing', `No such source: '${input.source}'`, { param: 'source' })
-      if (input.customer !== undefined) {
-        if (!(await getCustomer(tx, scope, input.customer))) {
-          throw new AppError('resource_missing', `No such customer: '${input.customer}'`, { param: 'customer' })
-        }
-        if (source.customer_id !== input.customer) {
-          throw new AppError(
-            'customer_source_mismatch',
-            `The source ${source.id} does not belong to ${input.customer}`,
-            {
-              param: 'customer',
-            },
-          )
-        }
-      } else if (source.customer_id !== null) {
-        throw new AppError(
-          'customer_source_mismatch',
-          `The source ${source.id} is saved to a customer; pass that customer to charge it`,
-          { param: 'customer' },
-        )
-      }
-      let current = source
-      if (!source.vaulted) {
-        const consumed = await sources.consumeSource(tx, scope, source.id)
-        if (!consumed) {
-          throw new AppError('source_used', `The source ${source.id} has already been used`, { param: 'source' })
-        }
-        current = consumed
-      }
-      const account = await findAccount(tx, scope.accountId)
+      // most charges take a fresh single-use source: one statement does it
+      const free = input.customer === undefined ? await sources.consumeFreeSource(tx, scope, input.source) : undefined
+      const current = free ?? (await takeSource(tx, scope, input))
+      const descriptor = input.statement_descriptor ?? (await defaultDescriptor(tx, scope.accountId))
       const charge = await charges.insertCharge(tx, scope, {
         id: newId('charge'),
-        source_id: source.id,
+        source_id: current.id,
         customer_id: input.customer ?? null,
         amount: input.amount,
         currency,
         description: input.description ?? '',
-        statement_descriptor: input.statement_descriptor ?? descriptorFrom(account?.name ?? ''),
+        statement_descriptor: descriptor,
         capture: input.capture ?? true,
         require_auth: input.require_auth ?? true,
         metadata: input.metadata ?? {},
@@ -335,7 +364,7 @@ export function chargeService(deps: ChargeDeps) {
     const ids = found.rows.map((r) => r.id)
     const [refunds, srcs] = await Promise.all([
       charges.refundsOf(db, ids),
-      Promise.all([...new Set(found.rows.map((r) => r.source_id))].map((s) => sources.getSource(db, scope, s))),
+      sources.sourcesByIds(db, scope, [...new Set(found.rows.map((r) => r.source_id))]),
     ])
     const sourceById = new Map(srcs.filter((s): s is SourceRow => !!s).map((s) => [s.id, s]))
     return {

@@ -64,8 +64,21 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
   })
   // an idle client that loses its connection must not take the process down
   pool.on('error', () => {})
+  // Every statement is named by its text, so each connection parses and plans it once and then
+  // only binds values. The texts are the store's own, so their number is bounded.
+  const names = new Map<string, string>()
+  const nameOf = (sql: string) => {
+    let name = names.get(sql)
+    if (!name) {
+      name = `s${names.size}`
+      names.set(sql, name)
+    }
+    return name
+  }
   const query = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]) => {
-    const res = await client.query(sql, params as unknown[])
+    const res = params
+      ? await client.query({ name: nameOf(sql), text: sql, values: params })
+      : await client.query(sql)
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 }
   }
   await pool.query('SELECT 1')

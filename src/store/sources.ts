@@ -136,22 +136,48 @@ export async function sourceSecrets(db: Queryable, id: string): Promise<SourceSe
   return res.rows[0]
 }
 
-/** The security code may be kept only until the first authorization. */
-export async function eraseCvc(db: Queryable, id: string): Promise<void> {
-  await db.query('UPDATE sources SET card_cvc_enc = NULL WHERE id = $1 AND card_cvc_enc IS NOT NULL', [id])
-}
-
-export async function updateSourceCard(db: Queryable, id: string, card: Record<string, unknown>): Promise<void> {
-  await db.query('UPDATE sources SET card = $2::jsonb, updated_at = now() WHERE id = $1', [id, JSON.stringify(card)])
-}
-
-export async function updateSourceBankAccount(
+/**
+ * What an authorization decides about its source, in one statement: the security code is erased
+ * once the authorization is decided (kept only until then), the code check and a linked bank
+ * account are recorded. Answers the source as it is now.
+ */
+export async function settleSourceAfterAuthorization(
   db: Queryable,
   id: string,
-  bankAccount: Record<string, unknown>,
-): Promise<void> {
-  await db.query('UPDATE sources SET bank_account = $2::jsonb, updated_at = now() WHERE id = $1', [
-    id,
-    JSON.stringify(bankAccount),
-  ])
+  change: { eraseCvc: boolean; cvcChecked?: string | undefined; bankAccount?: object | undefined },
+): Promise<SourceRow> {
+  const res = await db.query<SourceRow>(
+    `UPDATE sources SET
+       card_cvc_enc = CASE WHEN $2 THEN NULL ELSE card_cvc_enc END,
+       card = CASE WHEN $3::text IS NULL OR card IS NULL THEN card ELSE jsonb_set(card, '{cvc_checked}', to_jsonb($3::text)) END,
+       bank_account = COALESCE($4::jsonb, bank_account),
+       updated_at = CASE WHEN $3::text IS NULL AND $4::jsonb IS NULL THEN updated_at ELSE now() END
+     WHERE id = $1 RETURNING ${SOURCE_COLUMNS}`,
+    [id, change.eraseCvc, change.cvcChecked ?? null, change.bankAccount ? JSON.stringify(change.bankAccount) : null],
+  )
+  return res.rows[0] as SourceRow
+}
+
+export async function sourcesByIds(db: Queryable, scope: Scope, ids: string[]): Promise<SourceRow[]> {
+  if (ids.length === 0) return []
+  const res = await db.query<SourceRow>(
+    `SELECT ${SOURCE_COLUMNS} FROM sources WHERE id = ANY($1::text[]) AND account_id = $2 AND livemode = $3`,
+    [ids, scope.accountId, scope.livemode],
+  )
+  return res.rows
+}
+
+/**
+ * The common case of a new charge in one statement: an unused source that belongs to no customer
+ * is taken. Anything else (a vaulted source, a used one, a missing one) gets undefined, and the
+ * caller looks closer.
+ */
+export async function consumeFreeSource(db: Queryable, scope: Scope, id: string): Promise<SourceRow | undefined> {
+  const res = await db.query<SourceRow>(
+    `UPDATE sources SET used = true, updated_at = now()
+     WHERE id = $1 AND account_id = $2 AND livemode = $3 AND used = false AND customer_id IS NULL AND vaulted = false
+     RETURNING ${SOURCE_COLUMNS}`,
+    [id, scope.accountId, scope.livemode],
+  )
+  return res.rows[0]
 }
