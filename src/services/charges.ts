@@ -162,8 +162,12 @@ export function chargeService(deps: ChargeDeps) {
     return { row, view }
   }
 
-  async function paymentRequest(charge: ChargeRow, source: SourceRow): Promise<PaymentRequest> {
-    const secrets = source.type === 'card' ? await sources.sourceSecrets(db, source.id) : undefined
+  async function paymentRequest(
+    charge: ChargeRow,
+    source: SourceRow,
+    known?: sources.SourceSecrets,
+  ): Promise<PaymentRequest> {
+    const secrets = known ?? (source.type === 'card' ? await sources.sourceSecrets(db, source.id) : undefined)
     const card = source.card as { exp_month: string; exp_year: string; name: string } | null
     const owner = source.owner as { name?: string; billing?: { name?: string } } | null
     return {
@@ -327,28 +331,40 @@ export function chargeService(deps: ChargeDeps) {
       if (earlier) return finishInterrupted(scope, earlier, baseUrl)
     }
 
-    const { charge, source } = await db.transaction(async (tx) => {
-      // most charges take a fresh single-use source: one statement does it
-      const free = input.customer === undefined ? await sources.consumeFreeSource(tx, scope, input.source) : undefined
-      const current = free ?? (await takeSource(tx, scope, input))
-      const descriptor = input.statement_descriptor ?? (await defaultDescriptor(tx, scope.accountId))
-      const charge = await charges.insertCharge(tx, scope, {
-        id: newId('charge'),
-        source_id: current.id,
-        customer_id: input.customer ?? null,
-        amount: input.amount,
-        currency,
-        description: input.description ?? '',
-        statement_descriptor: descriptor,
-        capture: input.capture ?? true,
-        require_auth: input.require_auth ?? true,
-        metadata: input.metadata ?? {},
-        idempotency_key: idempotencyKey ?? null,
-      })
-      return { charge, source: current }
-    })
+    const fields = {
+      id: newId('charge'),
+      customer_id: input.customer ?? null,
+      amount: input.amount,
+      currency,
+      description: input.description ?? '',
+      statement_descriptor: input.statement_descriptor ?? (await defaultDescriptor(db, scope.accountId)),
+      capture: input.capture ?? true,
+      require_auth: input.require_auth ?? true,
+      metadata: input.metadata ?? {},
+      idempotency_key: idempotencyKey ?? null,
+    }
+    // Most charges take a fresh single-use source: one statement takes it and records the charge.
+    // Anything else (a vaulted source, a used or missing one) goes the longer way, which explains.
+    const fast =
+      input.customer === undefined
+        ? await charges.insertChargeTakingFreeSource(db, scope, { ...fields, source_id: input.source })
+        : undefined
+    let charge: ChargeRow
+    let source: SourceRow
+    let secrets: sources.SourceSecrets | undefined
+    if (fast) {
+      charge = fast
+      const found = (await sources.getSourceWithSecrets(db, input.source)) as SourceRow & sources.SourceSecrets
+      source = found
+      secrets = found
+    } else {
+      ;({ charge, source } = await db.transaction(async (tx) => {
+        const current = await takeSource(tx, scope, input)
+        return { charge: await charges.insertCharge(tx, scope, { ...fields, source_id: current.id }), source: current }
+      }))
+    }
 
-    const request = await paymentRequest(charge, source)
+    const request = await paymentRequest(charge, source, secrets)
     const outcome = await callAuthorize(() => processor.authorize(request))
     return applyAuthorization(scope, charge, source, outcome, baseUrl)
   }

@@ -87,6 +87,43 @@ export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): P
   return res.rows[0] as ChargeRow
 }
 
+/**
+ * Takes an unused source that belongs to no customer and records the charge on it, in one
+ * statement; undefined (and nothing written) when the source is not such a source.
+ */
+export async function insertChargeTakingFreeSource(
+  db: Queryable,
+  scope: Scope,
+  c: NewCharge,
+): Promise<ChargeRow | undefined> {
+  const res = await db.query<ChargeRow>(
+    `WITH taken AS (
+       UPDATE sources SET used = true, updated_at = now()
+       WHERE id = $4 AND account_id = $2 AND livemode = $3 AND used = false AND customer_id IS NULL AND vaulted = false
+       RETURNING id
+     )
+     INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
+       description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key)
+     SELECT $1, $2, $3, taken.id, NULL, $5, $5, $6, $7, $8, 'pending', $9, $10, 'authorize', $11::jsonb, $12 FROM taken
+     RETURNING ${COLUMNS}`,
+    [
+      c.id,
+      scope.accountId,
+      scope.livemode,
+      c.source_id,
+      c.amount,
+      c.currency,
+      c.description,
+      c.statement_descriptor,
+      c.capture,
+      c.require_auth,
+      JSON.stringify(c.metadata),
+      c.idempotency_key,
+    ],
+  )
+  return res.rows[0]
+}
+
 /** With `lock`, the row stays locked until the transaction ends. */
 export async function getCharge(db: Queryable, scope: Scope, id: string, lock = false): Promise<ChargeRow | undefined> {
   const res = await db.query<ChargeRow>(

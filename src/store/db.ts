@@ -76,9 +76,7 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
     return name
   }
   const query = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]) => {
-    const res = params
-      ? await client.query({ name: nameOf(sql), text: sql, values: params })
-      : await client.query(sql)
+    const res = params ? await client.query({ name: nameOf(sql), text: sql, values: params }) : await client.query(sql)
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 }
   }
   await pool.query('SELECT 1')

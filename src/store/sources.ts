@@ -167,17 +167,14 @@ export async function sourcesByIds(db: Queryable, scope: Scope, ids: string[]): 
   return res.rows
 }
 
-/**
- * The common case of a new charge in one statement: an unused source that belongs to no customer
- * is taken. Anything else (a vaulted source, a used one, a missing one) gets undefined, and the
- * caller looks closer.
- */
-export async function consumeFreeSource(db: Queryable, scope: Scope, id: string): Promise<SourceRow | undefined> {
-  const res = await db.query<SourceRow>(
-    `UPDATE sources SET used = true, updated_at = now()
-     WHERE id = $1 AND account_id = $2 AND livemode = $3 AND used = false AND customer_id IS NULL AND vaulted = false
-     RETURNING ${SOURCE_COLUMNS}`,
-    [id, scope.accountId, scope.livemode],
+/** The source with its ciphertexts, for the one place that sends card data on: the processor. */
+export async function getSourceWithSecrets(
+  db: Queryable,
+  id: string,
+): Promise<(SourceRow & SourceSecrets) | undefined> {
+  const res = await db.query<SourceRow & SourceSecrets>(
+    `SELECT ${SOURCE_COLUMNS}, card_number_enc, card_cvc_enc FROM sources WHERE id = $1`,
+    [id],
   )
   return res.rows[0]
 }
