@@ -1,8 +1,11 @@
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runToEnd, runTs } from './helpers/process.js'
+import { onPostgres, POSTGRES_URL } from './helpers/store.js'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'jackdaw-cli-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -91,4 +94,38 @@ describe('npm start on a fresh data directory', () => {
       rmSync(fresh, { recursive: true, force: true })
     }
   }, 60_000)
+})
+
+describe.runIf(onPostgres)('serve --workers on PostgreSQL', () => {
+  it('runs two API processes on one port, answering from both', async () => {
+    const name = `jackdaw_workers_${randomBytes(4).toString('hex')}`
+    const admin = new pg.Client({ connectionString: POSTGRES_URL })
+    await admin.connect()
+    await admin.query(`CREATE DATABASE ${name}`)
+    const url = new URL(POSTGRES_URL as string)
+    url.pathname = `/${name}`
+    const server = runTs(['src/cli.ts', 'serve', '--workers', '2'], {
+      DATABASE_URL: url.toString(),
+      JACKDAW_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      PORT: '18411',
+      JACKDAW_DATA_DIR: dir,
+    })
+    try {
+      await server.waitFor(/listening on http:\/\/\S+ \(2 processes\)/, 60_000)
+      const [, sk] = await server.waitFor(/test secret key: (sk_test_\S+)/)
+      const base = 'http://127.0.0.1:18411'
+      const statuses = await Promise.all(Array.from({ length: 20 }, () => me(base, sk as string).then((r) => r.status)))
+      expect(statuses.every((s) => s === 200)).toBe(true)
+      // one default account, though two processes started on the empty store
+      const db = new pg.Client({ connectionString: url.toString() })
+      await db.connect()
+      const accounts = await db.query('SELECT count(*)::int AS n FROM accounts')
+      await db.end()
+      expect(accounts.rows[0].n).toBe(1)
+    } finally {
+      await server.stop()
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await admin.end()
+    }
+  }, 90_000)
 })

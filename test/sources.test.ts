@@ -570,7 +570,7 @@ describe('the OpenAPI document', () => {
   it('lists the source types in the order of the interface', async () => {
     const res = await t.anon.get('/v2/openapi.json')
     expect(res.status).toBe(200)
-    const op = res.body.paths['/v2/sources'].post
+    const op = res.body.paths['/v2/sources/'].post
     expect(op.requestBody.content['application/json'].schema.properties.type.enum).toEqual(SOURCE_TYPES)
     expect(op.responses['200'].content['application/json'].schema.properties.type.enum).toEqual(SOURCE_TYPES)
   })
@@ -579,7 +579,7 @@ describe('the OpenAPI document', () => {
     const res = await t.anon.get('/v2/openapi.json')
     // the JSON text carries the interface's characters verbatim
     expect(res.text).toContain(`"pattern":"${PATTERN_P_AS_WRITTEN}"`)
-    const schema = res.body.paths['/v2/sources'].post.requestBody.content['application/json'].schema
+    const schema = res.body.paths['/v2/sources/'].post.requestBody.content['application/json'].schema
     const asValue = JSON.parse(`"${PATTERN_P_AS_WRITTEN}"`)
     expect(schema.properties.card.properties.name.pattern).toBe(asValue)
     expect(schema.properties.card.properties.address_zip.pattern).toBe(asValue)

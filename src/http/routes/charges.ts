@@ -23,7 +23,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
   const charges = services.charges
 
   app.post(
-    '/v2/charges',
+    '/v2/charges/',
     {
       schema: {
         tags,
@@ -41,7 +41,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
   )
 
   app.get(
-    '/v2/charges',
+    '/v2/charges/',
     {
       schema: {
         tags,

@@ -23,7 +23,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   const customers = services.customers
 
   app.post(
-    '/v2/customers',
+    '/v2/customers/',
     {
       schema: { tags, summary: 'Create a customer', body: CreateCustomerBody, response: withErrors({ 201: Customer }) },
     },
@@ -31,7 +31,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   )
 
   app.get(
-    '/v2/customers',
+    '/v2/customers/',
     {
       schema: {
         tags,

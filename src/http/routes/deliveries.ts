@@ -11,7 +11,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   const deliveries = services.deliveries
 
   app.get(
-    '/v2/deliveries',
+    '/v2/deliveries/',
     {
       schema: {
         tags,

@@ -8,7 +8,7 @@ const tags = ['events']
 
 export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   app.get(
-    '/v2/events',
+    '/v2/events/',
     {
       schema: {
         tags,

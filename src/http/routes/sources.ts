@@ -5,7 +5,7 @@ import { CreateSourceBody, Source } from '../schemas/source.js'
 
 export const sourceRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   app.post(
-    '/v2/sources',
+    '/v2/sources/',
     {
       config: { auth: 'public' },
       schema: {

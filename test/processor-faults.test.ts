@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { OperationOutcome, Processor } from '../src/processor/processor.js'
+import { ProcessorError } from '../src/processor/processor.js'
+import { Simulator } from '../src/processor/simulator.js'
+import { cardSource, type TestApp, testApp } from './helpers/app.js'
+
+/**
+ * A processor that authorizes like the simulator but whose capture, void and refund answer as a
+ * test tells it: succeed, decline, time out or fail.
+ */
+type Mode = 'succeed' | 'decline' | 'timeout' | 'fail'
+class FaultyProcessor extends Simulator implements Processor {
+  mode: Mode = 'succeed'
+  calls = 0
+  async #answer(): Promise<OperationOutcome> {
+    this.calls++
+    if (this.mode === 'timeout') throw new ProcessorError('timeout', 'no answer')
+    if (this.mode === 'fail') throw new ProcessorError('failed', 'HTTP 500')
+    if (this.mode === 'decline') {
+      return {
+        outcome: 'declined',
+        failure: { code: 'refused', reason: 'The processor refused', next_steps: '', provider_response: {} },
+      }
+    }
+    return { outcome: 'succeeded' }
+  }
+  override capture() {
+    return this.#answer()
+  }
+  override void() {
+    return this.#answer()
+  }
+  override refund() {
+    return this.#answer()
+  }
+}
+
+const processor = new FaultyProcessor()
+let t: TestApp
+beforeAll(async () => {
+  t = await testApp({ testProcessor: processor })
+})
+afterAll(() => t.close())
+
+async function authorized(capture = false) {
+  processor.mode = 'succeed'
+  const src = await t.sk.post('/v2/sources/', cardSource())
+  const c = await t.sk.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id, capture })
+  expect(c.body.status).toBe('succeeded')
+  return c.body
+}
+
+describe('capture and void when the processor misbehaves', () => {
+  for (const mode of ['decline', 'timeout', 'fail'] as const) {
+    it(`a ${mode} leaves the charge as it was (502) and a later capture succeeds`, async () => {
+      const c = await authorized()
+      processor.mode = mode
+      const cap = await t.sk.post(`/v2/charges/${c.id}/capture`, { amount: 400 })
+      expect(cap.status).toBe(502)
+      expect(cap.body.error.code).toBe('processor_error')
+      const v = await t.sk.post(`/v2/charges/${c.id}/void`)
+      expect(v.status).toBe(502)
+      const now = (await t.sk.get(`/v2/charges/${c.id}`)).body
+      expect(now).toMatchObject({ status: 'succeeded', authorized: true, captured: false, amount: 1000 })
+      processor.mode = 'succeed'
+      expect((await t.sk.post(`/v2/charges/${c.id}/capture`, { amount: 400 })).body).toMatchObject({
+        captured: true,
+        amount: 400,
+      })
+    })
+  }
+})
+
+describe('refunds when the processor misbehaves', () => {
+  it('a declined refund is recorded failed and its amount given back', async () => {
+    const c = await authorized(true)
+    processor.mode = 'decline'
+    const r = await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 300 })
+    expect(r.status).toBe(200)
+    expect(r.body.refunds).toHaveLength(1)
+    expect(r.body.refunds[0].status).toBe('failed')
+    expect(r.body.amount_refunded).toBe(0)
+    expect(r.body.status).toBe('succeeded')
+    processor.mode = 'succeed'
+    const full = await t.sk.post(`/v2/charges/${c.id}/refund`)
+    expect(full.body).toMatchObject({ status: 'refunded', amount_refunded: 1000 })
+  })
+
+  it('a refund whose answer never came stays pending, reserved, and is asked again by the sweep', async () => {
+    const c = await authorized(true)
+    processor.mode = 'timeout'
+    const r = await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 1000 })
+    expect(r.status).toBe(200)
+    expect(r.body.refunds[0].status).toBe('pending')
+    // the reservation holds: nothing more can be refunded meanwhile
+    expect(r.body.amount_refunded).toBe(1000)
+    const more = await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 1 })
+    expect(more.body.error.code).toBe('charge_not_refundable')
+    processor.mode = 'succeed'
+    await t.db.query("UPDATE refunds SET updated_at = now() - interval '1 hour' WHERE charge_id = $1", [c.id])
+    expect(await t.app.services.charges.recoverInterrupted(1000)).toBeGreaterThan(0)
+    const done = (await t.sk.get(`/v2/charges/${c.id}`)).body
+    expect(done.refunds[0].status).toBe('succeeded')
+    expect(done).toMatchObject({ status: 'refunded', amount_refunded: 1000 })
+  })
+
+  it('when the last of concurrent refunds fails, a refunded charge goes back to succeeded', async () => {
+    const c = await authorized(true)
+    processor.mode = 'succeed'
+    await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 600 })
+    processor.mode = 'decline'
+    const failed = await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 400 })
+    expect(failed.body).toMatchObject({ status: 'succeeded', amount_refunded: 600 })
+  })
+})
+
+describe('the security code', () => {
+  it('is kept encrypted until the authorization is decided, then erased', async () => {
+    processor.mode = 'succeed'
+    const src = await t.sk.post('/v2/sources/', cardSource({ number: '4000000000003220' }))
+    const stored = async () =>
+      (await t.db.query('SELECT card_cvc_enc FROM sources WHERE id = $1', [src.body.id])).rows[0] as {
+        card_cvc_enc: string | null
+      }
+    expect((await stored()).card_cvc_enc).toMatch(/^v1:/)
+    const c = await t.sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: src.body.id })
+    expect(c.body.status).toBe('pending')
+    // 3-D Secure is still open: the code is needed for the authorization that follows
+    expect((await stored()).card_cvc_enc).toMatch(/^v1:/)
+    const ok = await t.sk.post(`/v2/test/charges/${c.body.id}/authorize`, { decision: 'approve' })
+    expect(ok.body.status).toBe('succeeded')
+    expect(ok.body.source.card.cvc_checked).toBe('pass')
+    expect((await stored()).card_cvc_enc).toBeNull()
+  })
+})
+
+describe('the reference page', () => {
+  it('is served as HTML without a key, beside the OpenAPI document', async () => {
+    const page = await t.app.inject({ method: 'GET', url: '/v2/docs/' })
+    expect(page.statusCode).toBe(200)
+    expect(page.headers['content-type']).toMatch(/text\/html/)
+    const doc = await t.anon.get('/v2/openapi.json')
+    expect(doc.status).toBe(200)
+    expect(Object.keys(doc.body.paths)).toEqual(
+      expect.arrayContaining(['/v2/charges/', '/v2/customers/{cus_id}', '/v2/sources/']),
+    )
+  })
+})
