@@ -61,6 +61,25 @@ export interface NewCharge {
   idempotency_key: string | null
 }
 
+/** $1 … $13 of both statements that record a new charge. */
+function newChargeParams(scope: Scope, c: NewCharge): unknown[] {
+  return [
+    c.id,
+    scope.accountId,
+    scope.livemode,
+    c.source_id,
+    c.customer_id,
+    c.amount,
+    c.currency,
+    c.description,
+    c.statement_descriptor,
+    c.capture,
+    c.require_auth,
+    JSON.stringify(c.metadata),
+    c.idempotency_key,
+  ]
+}
+
 /** A new charge is recorded before the processor is called: pending, with the call under way. */
 export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): Promise<ChargeRow> {
   const res = await db.query<ChargeRow>(
@@ -68,21 +87,7 @@ export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): P
        description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key)
      VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, 'pending', $10, $11, 'authorize', $12::jsonb, $13)
      RETURNING ${COLUMNS}`,
-    [
-      c.id,
-      scope.accountId,
-      scope.livemode,
-      c.source_id,
-      c.customer_id,
-      c.amount,
-      c.currency,
-      c.description,
-      c.statement_descriptor,
-      c.capture,
-      c.require_auth,
-      JSON.stringify(c.metadata),
-      c.idempotency_key,
-    ],
+    newChargeParams(scope, c),
   )
   return res.rows[0] as ChargeRow
 }
@@ -104,22 +109,9 @@ export async function insertChargeTakingFreeSource(
      )
      INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
        description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key)
-     SELECT $1, $2, $3, taken.id, NULL, $5, $5, $6, $7, $8, 'pending', $9, $10, 'authorize', $11::jsonb, $12 FROM taken
+     SELECT $1, $2, $3, taken.id, $5, $6, $6, $7, $8, $9, 'pending', $10, $11, 'authorize', $12::jsonb, $13 FROM taken
      RETURNING ${COLUMNS}`,
-    [
-      c.id,
-      scope.accountId,
-      scope.livemode,
-      c.source_id,
-      c.amount,
-      c.currency,
-      c.description,
-      c.statement_descriptor,
-      c.capture,
-      c.require_auth,
-      JSON.stringify(c.metadata),
-      c.idempotency_key,
-    ],
+    newChargeParams(scope, c),
   )
   return res.rows[0]
 }
