@@ -158,7 +158,7 @@ describe('deliveries', () => {
   it('the deliveries endpoints are in the OpenAPI document', async () => {
     const doc = JSON.parse((await s.app.inject({ method: 'GET', url: '/v2/openapi.json' })).body)
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(['/v2/deliveries', '/v2/deliveries/{dlv_id}', '/v2/deliveries/{dlv_id}/redeliver']),
+      expect.arrayContaining(['/v2/deliveries/', '/v2/deliveries/{dlv_id}', '/v2/deliveries/{dlv_id}/redeliver']),
     )
   })
 })
