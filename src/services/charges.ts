@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import type { Vault } from '../crypto/vault.js'
+import { timingSafeEqualText, type Vault } from '../crypto/vault.js'
 import {
   type ChargeState,
   canCapture,
@@ -699,7 +699,7 @@ export function chargeService(deps: ChargeDeps) {
   /** The hosted page: found by id, opened by its token, never by an API key. */
   async function hostedCharge(id: string, token: string) {
     const row = await charges.getChargeById(db, id)
-    if (!row?.action_token || !timingSafeTokenEqual(row.action_token, token)) return undefined
+    if (!row?.action_token || !timingSafeEqualText(row.action_token, token)) return undefined
     const scope = { accountId: row.account_id, livemode: row.livemode }
     const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
     const account = await findAccount(db, row.account_id)
@@ -742,13 +742,6 @@ export function chargeService(deps: ChargeDeps) {
     hostedAnswer,
     recoverInterrupted,
   }
-}
-
-function timingSafeTokenEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false
-  let diff = 0
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
-  return diff === 0
 }
 
 export type ChargeService = ReturnType<typeof chargeService>
