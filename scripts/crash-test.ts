@@ -15,9 +15,17 @@ import pg from 'pg'
 const ADMIN_URL = process.env.CRASH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const KILLS = Number(process.env.CRASH_KILLS ?? 5)
 const CLIENTS = Number(process.env.CRASH_CLIENTS ?? 8)
-const PORT = Number(process.env.CRASH_PORT ?? 18300)
+const PORT = Number(process.env.CRASH_PORT ?? (await freePort()))
 const ROOT = path.resolve(import.meta.dirname, '..')
 const BASE = `http://127.0.0.1:${PORT}`
+
+async function freePort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
+  const port = (probe.address() as { port: number }).port
+  await new Promise((r) => probe.close(r))
+  return port
+}
 
 const log = (msg: string) => process.stdout.write(`crash-test: ${msg}\n`)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -57,12 +65,17 @@ const env = {
   LOG_LEVEL: 'error',
   JACKDAW_NOTIFY_SCHEDULE: '0.2,0.5,1,1,2',
   JACKDAW_IDEMPOTENCY_LEASE_SECONDS: '3',
+  // a call claimed by a process that was killed is taken over after this long
+  JACKDAW_NOTIFY_LEASE_MS: '3000',
   JACKDAW_RECOVERY_GRACE_MS: '1500',
   JACKDAW_RECOVERY_INTERVAL_MS: '500',
   JACKDAW_RATE_LIMIT: '1000000',
 }
 let service: ChildProcess | undefined
 let key = ''
+
+// the service must not outlive this script, however it ends
+process.on('exit', () => service?.kill('SIGKILL'))
 
 async function startService(): Promise<void> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -228,7 +241,12 @@ for (let i = 0; i < 120; i++) {
 }
 const events = await db.query('SELECT event_id FROM deliveries')
 const missing = events.rows.filter((r) => !received.has(r.event_id)).length
-if (undelivered !== 0) failures.push(`${undelivered} notify deliveries not delivered`)
+if (undelivered !== 0) {
+  const left = await db.query(
+    "SELECT status, attempt_count, next_attempt_at FROM deliveries WHERE status <> 'delivered'",
+  )
+  failures.push(`${undelivered} notify deliveries not delivered: ${JSON.stringify(left.rows)}`)
+}
 if (missing > 0) failures.push(`${missing} events never reached the receiver`)
 log(`${events.rows.length} notify deliveries queued; undelivered ${undelivered}; missing at receiver ${missing}`)
 

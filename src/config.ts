@@ -24,6 +24,8 @@ const ConfigSchema = Type.Object({
   JACKDAW_NOTIFY_WORKER: Type.Boolean({ default: true }),
   /** how often a notify worker looks for calls queued by other processes */
   JACKDAW_NOTIFY_POLL_MS: Type.Integer({ minimum: 10, maximum: 60000, default: 1000 }),
+  /** how long a claimed notify call is held before another worker may take it (its worker died) */
+  JACKDAW_NOTIFY_LEASE_MS: Type.Optional(Type.Integer({ minimum: 1000, maximum: 3600000 })),
   /** notify calls one process has in flight at once */
   JACKDAW_NOTIFY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   /** an Idempotency-Key held by a request that died is free again after this long */

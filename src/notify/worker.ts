@@ -46,6 +46,7 @@ export function notifyWorkerSettings(config: Config): DeliveryWorkerSettings {
     timeoutMs: config.JACKDAW_NOTIFY_TIMEOUT_MS,
     pollMs: config.JACKDAW_NOTIFY_POLL_MS,
     concurrency: config.JACKDAW_NOTIFY_CONCURRENCY,
+    leaseMs: config.JACKDAW_NOTIFY_LEASE_MS,
   }
 }
 
