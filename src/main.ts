@@ -22,6 +22,14 @@ interface TestKeys {
 export function makeLogger(config: Config): Logger {
   return pino({
     level: config.LOG_LEVEL,
+    // a request is logged without its query string: a hosted page's token travels there
+    serializers: {
+      req: (req: { id?: string; method?: string; url?: string }) => ({
+        id: req.id,
+        method: req.method,
+        url: String(req.url ?? '').split('?')[0],
+      }),
+    },
     // request bodies are never logged; these paths guard any object that might carry one
     redact: {
       paths: ['req.headers.authorization', '*.card.number', '*.card.cvc', '*.number', '*.cvc'],
