@@ -42,7 +42,9 @@ export function customerService(deps: { db: Db }) {
   }
 
   async function get(scope: Scope, id: string): Promise<CustomerView> {
-    return one(db, await customers.getCustomer(db, scope, id), id)
+    const found = await customers.getCustomerWithSources(db, scope, id)
+    if (!found) throw notFound('customer', id)
+    return customerView(found.customer, found.sources)
   }
 
   async function byEmail(scope: Scope, email: string): Promise<CustomerView> {
@@ -57,7 +59,9 @@ export function customerService(deps: { db: Db }) {
   }
 
   async function update(scope: Scope, id: string, input: UpdateCustomerInput): Promise<CustomerView> {
-    return one(db, await customers.updateCustomer(db, scope, id, input), id)
+    const updated = await customers.updateCustomer(db, scope, id, input)
+    if (!updated) throw notFound('customer', id)
+    return customerView(updated.customer, updated.sources)
   }
 
   async function remove(scope: Scope, id: string) {

@@ -1,6 +1,7 @@
 import type { Queryable } from './db.js'
 import { listPage, type Page, type PageRequest } from './list.js'
 import type { Scope } from './scope.js'
+import { SOURCE_COLUMNS, type SourceRow } from './sources.js'
 
 export interface CustomerRow {
   id: string
@@ -14,6 +15,40 @@ export interface CustomerRow {
 }
 
 const COLUMNS = 'id, livemode, email, mobile_number, description, metadata, created_at, updated_at'
+
+// A customer joined with its sources: one row per source (or one with no source), the source's
+// columns under an `s_` prefix.
+const SOURCE_NAMES = SOURCE_COLUMNS.split(',').map((c) => c.trim())
+const JOINED = `c.${COLUMNS.split(', ').join(', c.')}, ${SOURCE_NAMES.map((n) => `s.${n} AS s_${n}`).join(', ')}`
+
+export interface CustomerWithSources {
+  customer: CustomerRow
+  sources: SourceRow[]
+}
+
+function unjoin(rows: Record<string, unknown>[]): CustomerWithSources | undefined {
+  const first = rows[0]
+  if (!first) return undefined
+  const customer = Object.fromEntries(COLUMNS.split(', ').map((n) => [n, first[n]])) as unknown as CustomerRow
+  const attached = rows
+    .filter((r) => r.s_id !== null)
+    .map((r) => Object.fromEntries(SOURCE_NAMES.map((n) => [n, r[`s_${n}`]])) as unknown as SourceRow)
+  return { customer, sources: attached }
+}
+
+/** A customer and the sources attached to it, in one statement. */
+export async function getCustomerWithSources(
+  db: Queryable,
+  scope: Scope,
+  id: string,
+): Promise<CustomerWithSources | undefined> {
+  const res = await db.query<Record<string, unknown>>(
+    `SELECT ${JOINED} FROM customers c LEFT JOIN sources s ON s.customer_id = c.id
+     WHERE c.id = $1 AND c.account_id = $2 AND c.livemode = $3 ORDER BY s.id`,
+    [id, scope.accountId, scope.livemode],
+  )
+  return unjoin(res.rows)
+}
 
 export async function insertCustomer(
   db: Queryable,
@@ -67,21 +102,27 @@ export function listCustomers(db: Queryable, scope: Scope, page: PageRequest): P
   return listPage<CustomerRow>(db, 'customers', COLUMNS, scope, page)
 }
 
-/** Absent fields keep their value; metadata, when given, replaces the whole object. */
+/**
+ * Absent fields keep their value; metadata, when given, replaces the whole object. Answers the
+ * customer as updated, with its sources, in one statement.
+ */
 export async function updateCustomer(
   db: Queryable,
   scope: Scope,
   id: string,
   patch: { mobile_number?: string | undefined; description?: string | undefined; metadata?: object | undefined },
-): Promise<CustomerRow | undefined> {
-  const res = await db.query<CustomerRow>(
-    `UPDATE customers SET
-       mobile_number = COALESCE($4, mobile_number),
-       description = COALESCE($5, description),
-       metadata = COALESCE($6::jsonb, metadata),
-       updated_at = now()
-     WHERE id = $1 AND account_id = $2 AND livemode = $3
-     RETURNING ${COLUMNS}`,
+): Promise<CustomerWithSources | undefined> {
+  const res = await db.query<Record<string, unknown>>(
+    `WITH c AS (
+       UPDATE customers SET
+         mobile_number = COALESCE($4, mobile_number),
+         description = COALESCE($5, description),
+         metadata = COALESCE($6::jsonb, metadata),
+         updated_at = now()
+       WHERE id = $1 AND account_id = $2 AND livemode = $3
+       RETURNING ${COLUMNS}
+     )
+     SELECT ${JOINED} FROM c LEFT JOIN sources s ON s.customer_id = c.id ORDER BY s.id`,
     [
       id,
       scope.accountId,
@@ -91,7 +132,7 @@ export async function updateCustomer(
       patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
     ],
   )
-  return res.rows[0]
+  return unjoin(res.rows)
 }
 
 export async function deleteCustomer(db: Queryable, scope: Scope, id: string): Promise<boolean> {
