@@ -129,3 +129,49 @@ describe.runIf(onPostgres)('serve --workers on PostgreSQL', () => {
     }
   }, 90_000)
 })
+
+describe('jackdaw processor', () => {
+  it('serves the simulator over HTTP to callers with the shared secret only', async () => {
+    const secret = 'a-shared-secret-of-some-length'
+    const proc = runTs(['src/cli.ts', 'processor', '--port', '0'], { ...env, JACKDAW_LIVE_PROCESSOR_SECRET: secret })
+    try {
+      const [, base] = await proc.waitFor(/listening on (http:\/\/\S+)/)
+      const request = {
+        chargeId: 'ch_test',
+        livemode: true,
+        sourceType: 'card',
+        amount: 100,
+        currency: 'usd',
+        requireAuth: true,
+        vaulted: false,
+        bankLinked: false,
+        card: { number: '4000000000009995', cvc: '123', expMonth: '12', expYear: '2035' },
+      }
+      const call = (auth: string) =>
+        fetch(`${base}/authorize`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: auth },
+          body: JSON.stringify({ request }),
+        })
+      expect((await call('Bearer wrong-secret-wrong-secret')).status).toBe(401)
+      const res = await call(`Bearer ${secret}`)
+      expect(res.status).toBe(200)
+      expect(await res.json()).toMatchObject({ outcome: 'declined', failure: { code: 'insufficient_funds' } })
+    } finally {
+      await proc.stop()
+    }
+    const missing = await runToEnd(['src/cli.ts', 'processor'], env)
+    expect(missing.code).toBe(2)
+    expect(missing.output).toMatch(/JACKDAW_LIVE_PROCESSOR_SECRET must be set/)
+  }, 60_000)
+})
+
+describe('jackdaw deliveries redeliver', () => {
+  it('reports an unknown delivery plainly and needs an id', async () => {
+    const unknown = await runToEnd(['src/cli.ts', 'deliveries', 'redeliver', 'dlv_0000'], env)
+    expect(unknown.code).toBe(1)
+    expect(unknown.output).toMatch(/No such delivery: 'dlv_0000'/)
+    const noId = await runToEnd(['src/cli.ts', 'deliveries', 'redeliver'], env)
+    expect(noId.code).toBe(2)
+  }, 60_000)
+})
