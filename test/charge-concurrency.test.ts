@@ -225,9 +225,10 @@ describe.runIf(onPostgres)('charges under concurrent requests from two instances
     expect((await stored(c.id)).status).toBe('succeeded')
   })
 
-  it('10 OTP confirmations at once: exactly one succeeds', async () => {
+  /** A charge on a vaulted transfer source whose bank account a first payment linked: it waits for an OTP. */
+  async function chargeOnLinkedAccount(email: string) {
     const src = await source({ type: 'transfer_a', redirect: REDIRECT })
-    const cus = await t.sk.post('/v2/customers/', { email: 'otp@example.com', description: 'otp' })
+    const cus = await t.sk.post('/v2/customers/', { email, description: 'otp' })
     await t.sk.post(`/v2/customers/${cus.body.id}/sources`, { source: src.id })
     const link = await t.sk.post('/v2/charges/', {
       amount: 100,
@@ -236,7 +237,11 @@ describe.runIf(onPostgres)('charges under concurrent requests from two instances
       customer: cus.body.id,
     })
     await t.sk.post(`/v2/test/charges/${link.body.id}/authorize`, { decision: 'approve' })
-    const c = await t.sk.post('/v2/charges/', { amount: 800, currency: 'php', source: src.id, customer: cus.body.id })
+    return t.sk.post('/v2/charges/', { amount: 800, currency: 'php', source: src.id, customer: cus.body.id })
+  }
+
+  it('10 OTP confirmations at once: exactly one succeeds', async () => {
+    const c = await chargeOnLinkedAccount('otp@example.com')
     expect(c.body.source.action.type).toBe('verify_otp')
     const replies = await race(10, (cl) =>
       cl.post(`/v2/charges/${c.body.id}/verify`, {
@@ -249,17 +254,7 @@ describe.runIf(onPostgres)('charges under concurrent requests from two instances
   })
 
   it('wrong OTPs at once never count more than three attempts', async () => {
-    const src = await source({ type: 'transfer_a', redirect: REDIRECT })
-    const cus = await t.sk.post('/v2/customers/', { email: 'otp2@example.com', description: 'otp' })
-    await t.sk.post(`/v2/customers/${cus.body.id}/sources`, { source: src.id })
-    const link = await t.sk.post('/v2/charges/', {
-      amount: 100,
-      currency: 'php',
-      source: src.id,
-      customer: cus.body.id,
-    })
-    await t.sk.post(`/v2/test/charges/${link.body.id}/authorize`, { decision: 'approve' })
-    const c = await t.sk.post('/v2/charges/', { amount: 800, currency: 'php', source: src.id, customer: cus.body.id })
+    const c = await chargeOnLinkedAccount('otp2@example.com')
     const conf = c.body.source.action.confirmation_id
     // rounds of concurrent wrong guesses until the charge fails
     const codes: string[] = []

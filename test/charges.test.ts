@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_AMOUNT } from '../src/domain/money.js'
 import { type Client, cardSource, client, REDIRECT, type Reply, type TestApp, testApp } from './helpers/app.js'
+import { SPEC_REDIRECT_TYPES, SPEC_SOURCE_TYPES } from './helpers/spec.js'
 
 /**
  * The charge lifecycle through HTTP: every source type, every documented test card, capture,
@@ -16,18 +17,8 @@ beforeAll(async () => {
   other = client(t.app, acct.sk_test_key)
 })
 afterAll(() => t.close())
-
-const NON_CARD_TYPES = [
-  'wallet_a',
-  'wallet_b',
-  'wallet_c',
-  'wallet_d',
-  'cardscheme_a',
-  'wallet_e',
-  'qr_a',
-  'transfer_a',
-]
-const ALL_TYPES = ['card', ...NON_CARD_TYPES]
+const NON_CARD_TYPES = SPEC_REDIRECT_TYPES
+const ALL_TYPES = SPEC_SOURCE_TYPES
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:?\d{2})$/
 const STATUSES = ['pending', 'succeeded', 'failed', 'voided', 'refunded']
 

@@ -8,6 +8,7 @@ import { TEST_CARDS } from '../src/domain/card.js'
 import { MAX_AMOUNT } from '../src/domain/money.js'
 import { ERROR_CATALOG } from '../src/errors.js'
 import { REDIRECT, type Reply, TEST_CARD, type TestApp, testApp } from './helpers/app.js'
+import { SPEC_SOURCE_TYPES } from './helpers/spec.js'
 
 /**
  * Property-based fuzzing of the whole HTTP surface with fast-check.
@@ -473,22 +474,9 @@ const owner = fc.record(
   { billing: address, shipping: address, name: storableText(0, 50), address_country: textP(1, 50) },
   { requiredKeys: [] },
 )
-
-const SOURCE_TYPES = [
-  'card',
-  'wallet_a',
-  'wallet_b',
-  'wallet_c',
-  'wallet_d',
-  'cardscheme_a',
-  'wallet_e',
-  'transfer_a',
-  'qr_a',
-] as const
-
 /** A valid create-source body: card sources carry a card, the others a redirect (docs). */
 const validSourceBody = (withNotify: boolean) =>
-  fc.constantFrom(...SOURCE_TYPES).chain((type) =>
+  fc.constantFrom(...SPEC_SOURCE_TYPES).chain((type) =>
     fc
       .record(
         {

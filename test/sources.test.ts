@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_CARDS } from '../src/domain/card.js'
 import { type Client, REDIRECT, type Reply, TEST_CARD, type TestApp, testApp } from './helpers/app.js'
+import { SPEC_REDIRECT_TYPES, SPEC_SOURCE_TYPES } from './helpers/spec.js'
 
 /**
  * POST /v2/sources/ and GET /v2/sources/:id through HTTP: every bound of the interface's Limits
@@ -19,19 +20,6 @@ type Path = string[]
 
 /** Pattern P of the interface, exactly as the interface writes it. */
 const PATTERN_P_AS_WRITTEN = String.raw`^[A-Za-z0-9\\s\\'#_\\.\\-,]+$`
-
-const SOURCE_TYPES = [
-  'card',
-  'wallet_a',
-  'wallet_b',
-  'wallet_c',
-  'wallet_d',
-  'cardscheme_a',
-  'wallet_e',
-  'transfer_a',
-  'qr_a',
-]
-const REDIRECT_TYPES = SOURCE_TYPES.filter((type) => type !== 'card')
 
 const thisYear = new Date().getUTCFullYear()
 const thisMonth = new Date().getUTCMonth() + 1
@@ -371,7 +359,7 @@ describe('what each source type needs', () => {
     expectRefused(await create({ type: 'card', redirect: { ...REDIRECT } }), ['body', 'card'], 'parameter_missing')
   })
 
-  for (const type of REDIRECT_TYPES) {
+  for (const type of SPEC_REDIRECT_TYPES) {
     it(`${type} needs redirect and refuses card`, async () => {
       const ok = await create(walletBody(type))
       expectOk(ok)
@@ -571,8 +559,8 @@ describe('the OpenAPI document', () => {
     const res = await t.anon.get('/v2/openapi.json')
     expect(res.status).toBe(200)
     const op = res.body.paths['/v2/sources/'].post
-    expect(op.requestBody.content['application/json'].schema.properties.type.enum).toEqual(SOURCE_TYPES)
-    expect(op.responses['200'].content['application/json'].schema.properties.type.enum).toEqual(SOURCE_TYPES)
+    expect(op.requestBody.content['application/json'].schema.properties.type.enum).toEqual(SPEC_SOURCE_TYPES)
+    expect(op.responses['200'].content['application/json'].schema.properties.type.enum).toEqual(SPEC_SOURCE_TYPES)
   })
 
   it('writes pattern P exactly as the interface does', async () => {
