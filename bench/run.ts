@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import autocannon from 'autocannon'
@@ -13,7 +13,13 @@ import pg from 'pg'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const CONNECTIONS = [10, 50]
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '10,50').split(',').map(Number)
+// BENCH_STORES (embedded, pg1, pg2) and BENCH_OPS (source, charge, list, retrieve, update) narrow a
+// run while working on one path; RESULTS.md is written only by a full run.
+const STORES = process.env.BENCH_STORES?.split(',')
+const OPS = process.env.BENCH_OPS?.split(',')
+const PARTIAL = STORES !== undefined || OPS !== undefined || process.env.BENCH_CONNECTIONS !== undefined
+const wanted = (op: string) => !OPS || OPS.includes(op)
 const ROOT = path.resolve(import.meta.dirname, '..')
 
 interface Server {
@@ -35,7 +41,10 @@ function start(cmd: string[], env: Record<string, string>): Promise<Server> {
       out += d.toString()
       const url = out.match(/listening on (http:\/\/[^\s(]+)/)?.[1]
       const key = out.match(/test secret key: (\S+)/)?.[1]
-      if (url && (key || !cmd.some((c) => c.endsWith('cli.js')))) resolve({ child, url, key })
+      if (url && (key || !cmd.some((c) => c.endsWith('cli.js')))) {
+        servicePids = new Set(child.pid === undefined ? [] : [child.pid])
+        resolve({ child, url, key })
+      }
     }
     child.stdout.on('data', onData)
     child.stderr.on('data', onData)
@@ -58,6 +67,47 @@ interface Row {
   p50: number
   p99: number
   non2xx: number
+  /** cores used during the run by the service's processes, by PostgreSQL, by the load generator */
+  cpu: { service: number; postgres: number; load: number }
+}
+
+/** CPU seconds so far of every process whose command line matches, from /proc (Linux only). */
+function cpuSeconds(match: (cmdline: string, pid: number) => boolean): number {
+  let ticks = 0
+  let pids: string[] = []
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d))
+  } catch {
+    return Number.NaN
+  }
+  for (const pid of pids) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')
+      if (!match(cmdline, Number(pid))) continue
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      // the process ended while being read
+    }
+  }
+  return ticks / 100
+}
+
+let servicePids = new Set<number>()
+const serviceCpu = () => cpuSeconds((_, pid) => servicePids.has(pid) || childOf(pid))
+const childOf = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return servicePids.has(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+  } catch {
+    return false
+  }
+}
+const postgresCpu = () => cpuSeconds((cmd) => cmd.startsWith('postgres'))
+const loadCpu = () => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1e6
 }
 
 async function load(
@@ -66,8 +116,14 @@ async function load(
   connections: number,
   opts: Partial<autocannon.Options> = {},
 ): Promise<Row> {
+  const before = [serviceCpu(), postgresCpu(), loadCpu()] as const
+  const started = performance.now()
   const result = await autocannon({ url, connections, duration: SECONDS, pipelining: 1, ...opts })
+  const wall = (performance.now() - started) / 1000
+  const after = [serviceCpu(), postgresCpu(), loadCpu()] as const
+  const cores = (i: 0 | 1 | 2) => Math.round((100 * (after[i] - before[i])) / wall) / 100
   const row = {
+    cpu: { service: cores(0), postgres: cores(1), load: cores(2) },
     name,
     connections,
     rps: Math.round(result.requests.average),
@@ -76,7 +132,8 @@ async function load(
     non2xx: result.non2xx + result.errors + result.timeouts,
   }
   process.stdout.write(
-    `  ${name} @${connections}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}\n`,
+    `  ${name} @${connections}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}, ` +
+      `cores: service ${row.cpu.service}, postgres ${row.cpu.postgres}, load ${row.cpu.load}\n`,
   )
   return row
 }
@@ -102,9 +159,10 @@ async function measureService(label: string, s: Server): Promise<Row[]> {
     await api(s, 'POST', '/v2/charges/', { amount: 1000, currency: 'usd', source: src.id })
   }
   const fresh: string[] = []
-  for (const c of CONNECTIONS) {
-    rows.push(
-      await load(`${label}: create source`, `${s.url}/v2/sources/`, c, {
+  // the charge runs consume the sources made here, so they run for charges as well
+  if (wanted('source') || wanted('charge'))
+    for (const c of CONNECTIONS) {
+      const row = await load(`${label}: create source`, `${s.url}/v2/sources/`, c, {
         method: 'POST',
         headers: auth,
         body: sourceBody,
@@ -116,48 +174,52 @@ async function measureService(label: string, s: Server): Promise<Row[]> {
             },
           },
         ],
-      } as unknown as Partial<autocannon.Options>),
-    )
-  }
-  for (const c of CONNECTIONS) {
-    rows.push(
-      await load(`${label}: create charge`, `${s.url}/v2/charges/`, c, {
-        method: 'POST',
-        headers: auth,
-        requests: [
-          {
-            setupRequest: (req: Record<string, unknown>) => ({
-              ...req,
-              body: JSON.stringify({ amount: 1000, currency: 'usd', source: fresh.pop() ?? 'src_none' }),
-            }),
-          },
-        ],
-      } as unknown as Partial<autocannon.Options>),
-    )
-  }
-  for (const c of CONNECTIONS) {
-    rows.push(await load(`${label}: list charges`, `${s.url}/v2/charges/?limit=20`, c, { headers: auth }))
-  }
-  for (const c of CONNECTIONS) {
-    rows.push(await load(`${label}: retrieve customer`, `${s.url}/v2/customers/${customer.id}`, c, { headers: auth }))
-  }
+      } as unknown as Partial<autocannon.Options>)
+      if (wanted('source')) rows.push(row)
+    }
+  if (wanted('charge'))
+    for (const c of CONNECTIONS) {
+      rows.push(
+        await load(`${label}: create charge`, `${s.url}/v2/charges/`, c, {
+          method: 'POST',
+          headers: auth,
+          requests: [
+            {
+              setupRequest: (req: Record<string, unknown>) => ({
+                ...req,
+                body: JSON.stringify({ amount: 1000, currency: 'usd', source: fresh.pop() ?? 'src_none' }),
+              }),
+            },
+          ],
+        } as unknown as Partial<autocannon.Options>),
+      )
+    }
+  if (wanted('list'))
+    for (const c of CONNECTIONS) {
+      rows.push(await load(`${label}: list charges`, `${s.url}/v2/charges/?limit=20`, c, { headers: auth }))
+    }
+  if (wanted('retrieve'))
+    for (const c of CONNECTIONS) {
+      rows.push(await load(`${label}: retrieve customer`, `${s.url}/v2/customers/${customer.id}`, c, { headers: auth }))
+    }
   let n = 0
-  for (const c of CONNECTIONS) {
-    rows.push(
-      await load(`${label}: update customer`, `${s.url}/v2/customers/${customer.id}`, c, {
-        method: 'PUT',
-        headers: auth,
-        requests: [
-          {
-            setupRequest: (req: Record<string, unknown>) => ({
-              ...req,
-              body: JSON.stringify({ description: `Bench customer ${n++}`, metadata: { n } }),
-            }),
-          },
-        ],
-      } as unknown as Partial<autocannon.Options>),
-    )
-  }
+  if (wanted('update'))
+    for (const c of CONNECTIONS) {
+      rows.push(
+        await load(`${label}: update customer`, `${s.url}/v2/customers/${customer.id}`, c, {
+          method: 'PUT',
+          headers: auth,
+          requests: [
+            {
+              setupRequest: (req: Record<string, unknown>) => ({
+                ...req,
+                body: JSON.stringify({ description: `Bench customer ${n++}`, metadata: { n } }),
+              }),
+            },
+          ],
+        } as unknown as Partial<autocannon.Options>),
+      )
+    }
   return rows
 }
 
@@ -202,7 +264,7 @@ for (const c of CONNECTIONS) bareRows.push(await load('bare route', `${bare.url}
 await stop(bare)
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-bench-'))
-{
+if (!STORES || STORES.includes('embedded')) {
   const s = await start(['dist/cli.js', 'serve'], { JACKDAW_DATA_DIR: dataDir, PORT: '18100' })
   sections.push({ title: 'Embedded store (PGlite), 1 process', rows: await measureService('embedded', s) })
   await stop(s)
@@ -212,6 +274,7 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-bench-'))
 const pgVersion = await postgresAvailable()
 if (pgVersion) {
   for (const workers of [1, 2]) {
+    if (STORES && !STORES.includes(`pg${workers}`)) continue
     const db = await freshDatabase()
     const s = await start(['dist/cli.js', 'serve', '--workers', String(workers)], {
       DATABASE_URL: db.url,
@@ -232,11 +295,11 @@ const ceiling = new Map(bareRows.map((r) => [r.connections, r.rps]))
 const share = (r: Row) => `${((100 * r.rps) / (ceiling.get(r.connections) ?? 1)).toFixed(1)}%`
 const table = (rows: Row[]) =>
   [
-    '| operation | connections | req/s | share of bare route | p50 ms | p99 ms | non-2xx |',
-    '|---|---|---|---|---|---|---|',
+    '| operation | connections | req/s | share of bare route | p50 ms | p99 ms | non-2xx | cores: service / PostgreSQL / load |',
+    '|---|---|---|---|---|---|---|---|',
     ...rows.map(
       (r) =>
-        `| ${r.name.split(': ')[1] ?? r.name} | ${r.connections} | ${r.rps} | ${share(r)} | ${r.p50} | ${r.p99} | ${r.non2xx} |`,
+        `| ${r.name.split(': ')[1] ?? r.name} | ${r.connections} | ${r.rps} | ${share(r)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.cpu.service} / ${r.cpu.postgres} / ${r.cpu.load} |`,
     ),
   ].join('\n')
 
@@ -256,6 +319,10 @@ ${table(bareRows)}
 
 ${sections.map((s) => `## ${s.title}\n\n${table(s.rows)}`).join('\n\n')}
 `
-writeFileSync(path.join(ROOT, 'bench/RESULTS.md'), md)
-process.stdout.write('wrote bench/RESULTS.md\n')
+if (PARTIAL)
+  process.stdout.write('a partial run (BENCH_STORES, BENCH_OPS or BENCH_CONNECTIONS): RESULTS.md left as it was\n')
+else {
+  writeFileSync(path.join(ROOT, 'bench/RESULTS.md'), md)
+  process.stdout.write('wrote bench/RESULTS.md\n')
+}
 process.exit(0)

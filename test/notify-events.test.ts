@@ -45,6 +45,33 @@ describe('events', () => {
     expect(second.body.data.map((e: { id: string }) => e.id)).toEqual(ids.slice(2, 4))
   })
 
+  it('an authorization event holds the charge exactly as create answered it and as it is stored', async () => {
+    const cards = {
+      succeeded: '4242424242424242',
+      pending: '4000000000003220',
+      failed: '4000000000000127',
+    }
+    for (const [status, number] of Object.entries(cards)) {
+      const src = await s.sk.post('/v2/sources/', cardSource({ number }))
+      const ch = await s.sk.post('/v2/charges/', { amount: 700, currency: 'usd', source: src.body.id })
+      expect(ch.status).toBe(201)
+      expect(ch.body.status).toBe(status)
+      expect(ch.body.updated_at >= ch.body.created_at).toBe(true)
+      expect(ch.body.source.updated_at >= src.body.updated_at).toBe(true)
+      // the cvc check the processor made shows at once and stays
+      if (status !== 'pending') expect(ch.body.source.card.cvc_checked).toBe(status === 'failed' ? 'fail' : 'pass')
+      const stored = await s.sk.get(`/v2/charges/${ch.body.id}`)
+      expect(stored.body).toEqual(ch.body)
+      const events = (await s.sk.get('/v2/events/?limit=10')).body.data.filter(
+        (e: { data: { object: { id: string } } }) => e.data.object.id === ch.body.id,
+      )
+      expect(events).toHaveLength(1)
+      expect(events[0].type).toBe(`charge.${status}`)
+      expect(events[0].data.object).toEqual(ch.body)
+      expect(events[0].created_at).toBe(ch.body.updated_at)
+    }
+  })
+
   it('records each state change: a refund adds charge.refunded with the charge as it then was', async () => {
     const src = await s.sk.post('/v2/sources/', cardSource())
     const ch = await s.sk.post('/v2/charges/', { amount: 900, currency: 'usd', source: src.body.id })

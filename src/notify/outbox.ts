@@ -1,18 +1,22 @@
 import { newId } from '../domain/ids.js'
-import type { NotifyEnqueuer } from '../services/events.js'
+import type { EventView } from '../http/schemas/event.js'
+import type { Queryable } from '../store/db.js'
 import { insertDelivery } from '../store/deliveries.js'
+import type { Scope } from '../store/scope.js'
+
+/**
+ * An event's notify call as it is stored: the body is fixed here, so every attempt sends the same
+ * bytes.
+ */
+export function deliveryFor(event: EventView, url: string): { id: string; url: string; payload: string } {
+  return { id: newId('delivery'), url, payload: JSON.stringify(event) }
+}
 
 /**
  * Queues an event's notify call in the transaction that records the event: the call is stored
- * before it is sent, and exists exactly when the event does. The body is fixed here, so every
- * attempt sends the same bytes.
+ * before it is sent, and exists exactly when the event does.
  */
-export const enqueueDelivery: NotifyEnqueuer = async (tx, scope, event, url) => {
-  await insertDelivery(tx, scope, {
-    id: newId('delivery'),
-    eventId: event.id,
-    eventType: event.type,
-    url,
-    payload: JSON.stringify(event),
-  })
+export async function enqueueDelivery(tx: Queryable, scope: Scope, event: EventView, url: string): Promise<void> {
+  const d = deliveryFor(event, url)
+  await insertDelivery(tx, scope, { ...d, eventId: event.id, eventType: event.type })
 }

@@ -11,6 +11,7 @@ import {
 } from '../domain/charge-state.js'
 import { newId } from '../domain/ids.js'
 import { normalizeCurrency } from '../domain/money.js'
+import { timestampNow } from '../domain/time.js'
 import { AppError, invalidParam, notFound } from '../errors.js'
 import type { ChargeView, CreateChargeInput, RefundView } from '../http/schemas/charge.js'
 import type { SourceType } from '../http/schemas/source.js'
@@ -135,12 +136,9 @@ export function chargeService(deps: ChargeDeps) {
     return deps.processors.live
   }
 
-  async function load(q: Queryable, scope: Scope, row: ChargeRow): Promise<ChargeView> {
-    const [source, refunds] = await Promise.all([
-      sources.getSource(q, scope, row.source_id),
-      charges.refundsOf(q, [row.id]),
-    ])
-    return chargeView(row, source as SourceRow, refunds)
+  async function load(q: Queryable, row: ChargeRow): Promise<ChargeView> {
+    const { source, refunds } = await charges.detailsOf(q, row)
+    return chargeView(row, source, refunds)
   }
 
   /** Saves an outcome with its event, in the caller's transaction; returns the charge as now. */
@@ -157,7 +155,7 @@ export function chargeService(deps: ChargeDeps) {
     known?: { source: SourceRow; refunds: RefundRow[] },
   ) {
     const row = await charges.patchCharge(q, id, patch)
-    const view = known ? chargeView(row, known.source, known.refunds) : await load(q, scope, row)
+    const view = known ? chargeView(row, known.source, known.refunds) : await load(q, row)
     if (eventType) await events.record(q, scope, eventType, view)
     return { row, view }
   }
@@ -202,7 +200,11 @@ export function chargeService(deps: ChargeDeps) {
     return { type: 'redirect_to_url', url: `${baseUrl}/hosted/charges/${chargeId}?token=${token}`, step }
   }
 
-  /** Records what the processor said of an authorization, in one transaction with its event. */
+  /**
+   * Records what the processor said of an authorization: the source as it left it, the charge and
+   * its event, in one statement. The charge is worked out here from the row in hand (an operation
+   * under way holds it, so nothing else changes it), and the event holds exactly that charge.
+   */
   async function applyAuthorization(
     scope: Scope,
     charge: ChargeRow,
@@ -210,42 +212,62 @@ export function chargeService(deps: ChargeDeps) {
     outcome: AuthorizeOutcome,
     baseUrl: string,
   ): Promise<ChargeView> {
+    const at = timestampNow(charge.updated_at, source.updated_at)
+    const cvcChecked = outcome.cvcCheck === 'pass' || outcome.cvcCheck === 'fail' ? outcome.cvcCheck : undefined
+    const bankAccount = outcome.outcome === 'authorized' ? outcome.bankAccount : undefined
+    const settled: SourceRow = {
+      ...source,
+      card: cvcChecked && source.card ? { ...source.card, cvc_checked: cvcChecked } : source.card,
+      bank_account: bankAccount ? { ...bankAccount } : source.bank_account,
+      updated_at: cvcChecked !== undefined || bankAccount !== undefined ? at : source.updated_at,
+    }
     // A decided charge keeps its page token (its action is cleared): the payer's link then shows
     // the outcome, and a second answer there is refused as charge_not_pending, not taken as unknown.
-    return db.transaction(async (tx) => {
-      const settled = await sources.settleSourceAfterAuthorization(tx, source.id, {
-        eraseCvc: outcome.outcome !== 'action_required',
-        cvcChecked: outcome.cvcCheck === 'pass' || outcome.cvcCheck === 'fail' ? outcome.cvcCheck : undefined,
-        bankAccount: outcome.outcome === 'authorized' ? outcome.bankAccount : undefined,
-      })
-      // refunds come only after an authorization, so there are none yet
-      const known = { source: settled, refunds: [] }
-      if (outcome.outcome === 'authorized') {
-        const patch = {
-          status: 'succeeded' as const,
-          authorized: true,
-          captured: charge.capture,
-          processing: null,
-          action: null,
-          processor_ref: outcome.reference,
-        }
-        return (await record(tx, scope, charge.id, patch, 'charge.succeeded', known)).view
+    let patch: charges.ChargePatch
+    let eventType: string
+    if (outcome.outcome === 'authorized') {
+      eventType = 'charge.succeeded'
+      patch = {
+        status: 'succeeded',
+        authorized: true,
+        captured: charge.capture,
+        processing: null,
+        action: null,
+        processor_ref: outcome.reference,
       }
-      if (outcome.outcome === 'action_required') {
-        const token = randomBytes(24).toString('hex')
-        const action = actionFor(outcome.step, charge.id, token, baseUrl)
-        const patch = { processing: null, action: { ...action }, action_token: token, processor_ref: outcome.reference }
-        return (await record(tx, scope, charge.id, patch, 'charge.pending', known)).view
-      }
-      const patch = {
-        status: 'failed' as const,
+    } else if (outcome.outcome === 'action_required') {
+      eventType = 'charge.pending'
+      const token = randomBytes(24).toString('hex')
+      const action = actionFor(outcome.step, charge.id, token, baseUrl)
+      patch = { processing: null, action: { ...action }, action_token: token, processor_ref: outcome.reference }
+    } else {
+      eventType = 'charge.failed'
+      patch = {
+        status: 'failed',
         processing: null,
         action: null,
         failure_data: { ...outcome.failure },
         ...(outcome.reference ? { processor_ref: outcome.reference } : {}),
       }
-      return (await record(tx, scope, charge.id, patch, 'charge.failed', known)).view
+    }
+    // refunds come only after an authorization, so there are none yet
+    const view = chargeView({ ...charge, ...patch, updated_at: at }, settled, [])
+    const event = events.prepare(scope, eventType, view, at)
+    await charges.recordAuthorization(db, scope, {
+      at,
+      source: {
+        id: source.id,
+        card: settled.card,
+        bankAccount: settled.bank_account,
+        // the security code is kept only while the payer still has a step to take
+        eraseCvc: outcome.outcome !== 'action_required',
+        updatedAt: settled.updated_at,
+      },
+      charge: { id: charge.id, patch },
+      event,
     })
+    events.stored(event)
+    return view
   }
 
   function processorFailure(err: ProcessorError): AuthorizeOutcome {
@@ -353,10 +375,8 @@ export function chargeService(deps: ChargeDeps) {
     let source: SourceRow
     let secrets: sources.SourceSecrets | undefined
     if (fast) {
-      charge = fast
-      const found = (await sources.getSourceWithSecrets(db, input.source)) as SourceRow & sources.SourceSecrets
-      source = found
-      secrets = found
+      ;({ charge, source } = fast)
+      secrets = fast.source
     } else {
       ;({ charge, source } = await db.transaction(async (tx) => {
         const current = await takeSource(tx, scope, input)
@@ -372,25 +392,13 @@ export function chargeService(deps: ChargeDeps) {
   async function get(scope: Scope, id: string): Promise<ChargeView> {
     const row = await charges.getCharge(db, scope, id)
     if (!row) throw notFound('charge', id)
-    return load(db, scope, row)
+    return load(db, row)
   }
 
   async function list(scope: Scope, page: PageRequest): Promise<Page<ChargeView>> {
-    const found = await charges.listCharges(db, scope, page)
-    const ids = found.rows.map((r) => r.id)
-    const [refunds, srcs] = await Promise.all([
-      charges.refundsOf(db, ids),
-      sources.sourcesByIds(db, scope, [...new Set(found.rows.map((r) => r.source_id))]),
-    ])
-    const sourceById = new Map(srcs.filter((s): s is SourceRow => !!s).map((s) => [s.id, s]))
+    const found = await charges.listChargesWithDetails(db, scope, page)
     return {
-      rows: found.rows.map((r) =>
-        chargeView(
-          r,
-          sourceById.get(r.source_id) as SourceRow,
-          refunds.filter((f) => f.charge_id === r.id),
-        ),
-      ),
+      rows: found.rows.map((d) => chargeView(d.charge, d.source, d.refunds)),
       hasMore: found.hasMore,
     }
   }
@@ -540,7 +548,7 @@ export function chargeService(deps: ChargeDeps) {
     return db.transaction(async (tx) => {
       const current = (await charges.getCharge(tx, scope, refund.charge_id, true)) as ChargeRow
       const settled = await charges.setRefundStatus(tx, refund.id, ok ? 'succeeded' : 'failed')
-      if (!settled) return load(tx, scope, current)
+      if (!settled) return load(tx, current)
       // a failed refund gives its reservation back
       const refunded = ok ? current.amount_refunded : current.amount_refunded - refund.amount
       const patch = { amount_refunded: refunded, status: statusAfterRefunds(current, refunded) }
@@ -556,7 +564,7 @@ export function chargeService(deps: ChargeDeps) {
    */
   async function finishInterrupted(scope: Scope, row: ChargeRow, baseUrl: string): Promise<ChargeView> {
     const op = row.processing
-    if (!op) return load(db, scope, row)
+    if (!op) return load(db, row)
     const url = baseUrl || deps.publicUrl || ''
     if (op === 'authorize' && !row.action) {
       const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
@@ -566,7 +574,7 @@ export function chargeService(deps: ChargeDeps) {
     }
     if (op.startsWith('capture:')) return runCapture(scope, row, Number(op.slice('capture:'.length)) || row.amount)
     if (op === 'void') return runVoid(scope, row)
-    return load(db, scope, await charges.patchCharge(db, row.id, { processing: null }))
+    return load(db, await charges.patchCharge(db, row.id, { processing: null }))
   }
 
   /** One pass of the recovery sweep; answers how many operations it finished. */

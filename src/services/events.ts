@@ -2,6 +2,8 @@ import { newId } from '../domain/ids.js'
 import { notFound } from '../errors.js'
 import type { ChargeView } from '../http/schemas/charge.js'
 import type { EventView } from '../http/schemas/event.js'
+import { deliveryFor, enqueueDelivery } from '../notify/outbox.js'
+import type { EventToStore } from '../store/charges.js'
 import type { Db, Queryable } from '../store/db.js'
 import type { EventRow } from '../store/events.js'
 import * as events from '../store/events.js'
@@ -21,17 +23,23 @@ export function eventView(e: EventRow): EventView {
   }
 }
 
-/**
- * Queues a notify call for an event, in the transaction that records it, so that an event and
- * its delivery are stored together or not at all.
- */
-export type NotifyEnqueuer = (tx: Queryable, scope: Scope, event: EventView, url: string) => Promise<void>
-
 export interface EventRecorder {
+  /** Stores an event with its notify call (when the charge's source has a notify address). */
   record(tx: Queryable, scope: Scope, type: string, charge: ChargeView): Promise<EventView>
+  /** The same, as values for a caller that stores them in its own statement, made at `at`. */
+  prepare(scope: Scope, type: string, charge: ChargeView, at: string): EventToStore
+  /** Tells the delivery worker of a notify call such a caller stored. */
+  stored(event: EventToStore): void
 }
 
-export function eventService(deps: { db: Db; enqueueNotify?: NotifyEnqueuer | undefined }) {
+export function eventService(deps: {
+  db: Db
+  /**
+   * called when a notify call is queued, so a worker in this process can look at once rather than
+   * at its next poll; may run before the queueing transaction commits
+   */
+  onNotifyQueued?: (() => void) | undefined
+}) {
   const { db } = deps
 
   const recorder: EventRecorder = {
@@ -39,8 +47,20 @@ export function eventService(deps: { db: Db; enqueueNotify?: NotifyEnqueuer | un
       const row = await events.insertEvent(tx, scope, { id: newId('event'), type, chargeId: charge.id, data: charge })
       const view = eventView(row)
       const url = charge.source.redirect?.notify
-      if (url && deps.enqueueNotify) await deps.enqueueNotify(tx, scope, view, url)
+      if (url) {
+        await enqueueDelivery(tx, scope, view, url)
+        deps.onNotifyQueued?.()
+      }
       return view
+    },
+    prepare(scope, type, charge, at) {
+      const id = newId('event')
+      const url = charge.source.redirect?.notify
+      const view = eventView({ id, livemode: scope.livemode, type, charge_id: charge.id, data: charge, created_at: at })
+      return { id, type, data: charge, delivery: url ? deliveryFor(view, url) : undefined }
+    },
+    stored(event) {
+      if (event.delivery) deps.onNotifyQueued?.()
     },
   }
 

@@ -1,13 +1,12 @@
 import type { Vault } from '../crypto/vault.js'
 import { deliveryService } from '../notify/deliveries.js'
-import { enqueueDelivery } from '../notify/outbox.js'
 import type { Processor } from '../processor/processor.js'
 import { Simulator } from '../processor/simulator.js'
 import type { Db } from '../store/db.js'
 import { accountService } from './accounts.js'
 import { chargeService } from './charges.js'
 import { customerService } from './customers.js'
-import { eventService, type NotifyEnqueuer } from './events.js'
+import { eventService } from './events.js'
 import { checkNotifyAddress } from './notify-address.js'
 import { sourceService } from './sources.js'
 
@@ -18,8 +17,6 @@ export interface ServiceOptions {
   liveProcessor?: Processor | undefined
   /** the test-mode processor; the built-in simulator unless a test replaces it */
   testProcessor?: Processor | undefined
-  /** queues notify calls; the delivery outbox unless a test replaces it */
-  enqueueNotify?: NotifyEnqueuer | undefined
   /**
    * called when a notify call is queued or requeued, so a worker in this process can look at once
    * rather than at its next poll; may run before the queueing transaction commits
@@ -30,15 +27,8 @@ export interface ServiceOptions {
 /** The one place where use cases get their dependencies. */
 export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOptions }) {
   const { db, vault, options } = deps
-  const enqueue = options.enqueueNotify ?? enqueueDelivery
   const onQueued = options.onNotifyQueued
-  const enqueueNotify: NotifyEnqueuer = onQueued
-    ? async (tx, scope, event, url) => {
-        await enqueue(tx, scope, event, url)
-        onQueued()
-      }
-    : enqueue
-  const events = eventService({ db, enqueueNotify })
+  const events = eventService({ db, onNotifyQueued: onQueued })
   return {
     accounts: accountService({ db, vault }),
     sources: sourceService({ db, vault, checkNotifyAddress }),

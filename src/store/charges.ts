@@ -1,7 +1,9 @@
 import type { ChargeStatus } from '../domain/charge-state.js'
 import type { Queryable } from './db.js'
-import { listPage, type Page, type PageRequest } from './list.js'
+import { columnNames, pick, selectPrefixed } from './joined.js'
+import { type Page, type PageRequest, pageWhere, toPage } from './list.js'
 import type { Scope } from './scope.js'
+import { SOURCE_NAMES, type SourceRow, type SourceSecrets } from './sources.js'
 
 export interface ChargeRow {
   id: string
@@ -46,6 +48,17 @@ export interface RefundRow {
 const COLUMNS = `id, account_id, livemode, source_id, customer_id, amount, amount_authorized, amount_refunded,
   currency, description, statement_descriptor, status, authorized, captured, capture, require_auth, processing,
   action, action_token, otp_attempts, processor_ref, failure_data, metadata, operation_key, created_at, updated_at`
+
+const NAMES = columnNames(COLUMNS)
+const REFUND_NAMES = columnNames('id, charge_id, amount, currency, reason, status, created_at, updated_at')
+const SOURCE_WITH_SECRETS = [...SOURCE_NAMES, 'card_number_enc', 'card_cvc_enc']
+
+/** A charge with what its view shows: its source and its refunds, oldest first. */
+export interface ChargeWithDetails {
+  charge: ChargeRow
+  source: SourceRow
+  refunds: RefundRow[]
+}
 
 export interface NewCharge {
   id: string
@@ -94,26 +107,35 @@ export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): P
 
 /**
  * Takes an unused source that belongs to no customer and records the charge on it, in one
- * statement; undefined (and nothing written) when the source is not such a source.
+ * statement that also answers the source with its ciphertexts for the processor; undefined (and
+ * nothing written) when the source is not such a source.
  */
 export async function insertChargeTakingFreeSource(
   db: Queryable,
   scope: Scope,
   c: NewCharge,
-): Promise<ChargeRow | undefined> {
-  const res = await db.query<ChargeRow>(
+): Promise<{ charge: ChargeRow; source: SourceRow & SourceSecrets } | undefined> {
+  const res = await db.query<Record<string, unknown>>(
     `WITH taken AS (
        UPDATE sources SET used = true, updated_at = now()
        WHERE id = $4 AND account_id = $2 AND livemode = $3 AND used = false AND customer_id IS NULL AND vaulted = false
-       RETURNING id
+       RETURNING ${SOURCE_WITH_SECRETS.join(', ')}
+     ), charge AS (
+       INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
+         description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key)
+       SELECT $1, $2, $3, taken.id, $5, $6, $6, $7, $8, $9, 'pending', $10, $11, 'authorize', $12::jsonb, $13 FROM taken
+       RETURNING ${COLUMNS}
      )
-     INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
-       description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key)
-     SELECT $1, $2, $3, taken.id, $5, $6, $6, $7, $8, $9, 'pending', $10, $11, 'authorize', $12::jsonb, $13 FROM taken
-     RETURNING ${COLUMNS}`,
+     SELECT ${selectPrefixed('charge', NAMES, '')}, ${selectPrefixed('taken', SOURCE_WITH_SECRETS, 's_')}
+     FROM charge, taken`,
     newChargeParams(scope, c),
   )
-  return res.rows[0]
+  const row = res.rows[0]
+  if (!row) return undefined
+  return {
+    charge: pick<ChargeRow>(row, NAMES) as ChargeRow,
+    source: pick<SourceRow & SourceSecrets>(row, SOURCE_WITH_SECRETS, 's_') as SourceRow & SourceSecrets,
+  }
 }
 
 /** With `lock`, the row stays locked until the transaction ends. */
@@ -167,8 +189,55 @@ export async function getChargeById(db: Queryable, id: string): Promise<ChargeRo
   return res.rows[0]
 }
 
-export function listCharges(db: Queryable, scope: Scope, page: PageRequest): Promise<Page<ChargeRow>> {
-  return listPage<ChargeRow>(db, 'charges', COLUMNS, scope, page)
+/** A page of charges with their sources and refunds, in one statement. */
+export async function listChargesWithDetails(
+  db: Queryable,
+  scope: Scope,
+  page: PageRequest,
+): Promise<Page<ChargeWithDetails>> {
+  const { where, params } = await pageWhere(db, 'charges', scope, page)
+  const res = await db.query<Record<string, unknown>>(
+    `SELECT ${selectPrefixed('c', NAMES, '')}, ${selectPrefixed('s', SOURCE_NAMES, 's_')},
+       ${selectPrefixed('r', REFUND_NAMES, 'r_')}
+     FROM (SELECT ${COLUMNS} FROM charges WHERE ${where} ORDER BY id DESC LIMIT $3) c
+     JOIN sources s ON s.id = c.source_id
+     LEFT JOIN refunds r ON r.charge_id = c.id
+     ORDER BY c.id DESC, r.id`,
+    params,
+  )
+  const found: ChargeWithDetails[] = []
+  for (const row of res.rows) {
+    const last = found[found.length - 1]
+    const current =
+      last !== undefined && last.charge.id === row.id
+        ? last
+        : {
+            charge: pick<ChargeRow>(row, NAMES) as ChargeRow,
+            source: pick<SourceRow>(row, SOURCE_NAMES, 's_') as SourceRow,
+            refunds: [],
+          }
+    if (current !== last) found.push(current)
+    const refund = pick<RefundRow>(row, REFUND_NAMES, 'r_')
+    if (refund) current.refunds.push(refund)
+  }
+  return toPage(found, page.limit)
+}
+
+/** The source and refunds of a charge, in one statement. */
+export async function detailsOf(db: Queryable, charge: ChargeRow): Promise<ChargeWithDetails> {
+  const res = await db.query<Record<string, unknown>>(
+    `SELECT ${selectPrefixed('s', SOURCE_NAMES, 's_')}, ${selectPrefixed('r', REFUND_NAMES, 'r_')}
+     FROM sources s LEFT JOIN refunds r ON r.charge_id = $2
+     WHERE s.id = $1 ORDER BY r.id`,
+    [charge.source_id, charge.id],
+  )
+  const first = res.rows[0]
+  if (!first) throw new Error(`the source ${charge.source_id} of ${charge.id} is not stored`)
+  return {
+    charge,
+    source: pick<SourceRow>(first, SOURCE_NAMES, 's_') as SourceRow,
+    refunds: res.rows.map((r) => pick<RefundRow>(r, REFUND_NAMES, 'r_')).filter((r) => r !== undefined),
+  }
 }
 
 /** The columns an outcome may change; names are fixed here, values are parameters. */
@@ -206,20 +275,86 @@ const PATCHABLE = new Set([
   'operation_key',
 ])
 
-export async function patchCharge(db: Queryable, id: string, patch: ChargePatch): Promise<ChargeRow> {
+/** `column = $n, …` of a patch, its values appended to `params`. */
+function patchSets(patch: ChargePatch, params: unknown[]): string {
   const sets: string[] = []
-  const params: unknown[] = [id]
   for (const [column, value] of Object.entries(patch)) {
     if (value === undefined) continue
     if (!PATCHABLE.has(column)) throw new Error(`not a patchable charge column: ${column}`)
     params.push(JSON_COLUMNS.has(column) && value !== null ? JSON.stringify(value) : value)
     sets.push(`${column} = $${params.length}${JSON_COLUMNS.has(column) ? '::jsonb' : ''}`)
   }
+  return sets.join(', ')
+}
+
+export async function patchCharge(db: Queryable, id: string, patch: ChargePatch): Promise<ChargeRow> {
+  const params: unknown[] = [id]
+  const sets = patchSets(patch, params)
   const res = await db.query<ChargeRow>(
-    `UPDATE charges SET ${sets.join(', ')}, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
+    `UPDATE charges SET ${sets}, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
     params,
   )
   return res.rows[0] as ChargeRow
+}
+
+/** An event to store, with the notify call it queues when its source has a notify address. */
+export interface EventToStore {
+  id: string
+  type: string
+  data: object
+  delivery?: { id: string; url: string; payload: string } | undefined
+}
+
+/**
+ * The outcome of an authorization in one statement, so one commit: the source as the processor
+ * left it (its security code erased once the authorization is decided), the charge's patch, the
+ * event and its notify call. Every value is computed by the caller, the time `at` included, so the
+ * event holds exactly the charge the caller answers with.
+ */
+export async function recordAuthorization(
+  db: Queryable,
+  scope: Scope,
+  o: {
+    at: string
+    source: { id: string; card: object | null; bankAccount: object | null; eraseCvc: boolean; updatedAt: string }
+    charge: { id: string; patch: ChargePatch }
+    event: EventToStore
+  },
+): Promise<void> {
+  const { source, event } = o
+  const params: unknown[] = [
+    source.id,
+    source.card === null ? null : JSON.stringify(source.card),
+    source.bankAccount === null ? null : JSON.stringify(source.bankAccount),
+    source.eraseCvc,
+    source.updatedAt,
+    o.charge.id,
+    o.at,
+    scope.accountId,
+    scope.livemode,
+    event.id,
+    event.type,
+    JSON.stringify(event.data),
+    event.delivery?.id ?? null,
+    event.delivery?.url ?? null,
+    event.delivery?.payload ?? null,
+  ]
+  const sets = patchSets(o.charge.patch, params)
+  await db.query(
+    `WITH settled AS (
+       UPDATE sources SET card = $2::jsonb, bank_account = $3::jsonb,
+         card_cvc_enc = CASE WHEN $4 THEN NULL ELSE card_cvc_enc END, updated_at = $5
+       WHERE id = $1
+     ), event AS (
+       INSERT INTO events (id, account_id, livemode, type, charge_id, data, created_at)
+       VALUES ($10, $8, $9, $11, $6, $12::jsonb, $7)
+     ), delivery AS (
+       INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
+       SELECT $13, $8, $9, $10, $11, $14::text, $15, 'pending', now() WHERE $14::text IS NOT NULL
+     )
+     UPDATE charges SET ${sets}, updated_at = $7 WHERE id = $6`,
+    params,
+  )
 }
 
 export async function insertRefund(
@@ -257,12 +392,4 @@ export async function setRefundStatus(db: Queryable, id: string, status: RefundR
     [id, status],
   )
   return res.rows.length > 0
-}
-
-export async function refundsOf(db: Queryable, chargeIds: string[]): Promise<RefundRow[]> {
-  if (chargeIds.length === 0) return []
-  const res = await db.query<RefundRow>('SELECT * FROM refunds WHERE charge_id = ANY($1::text[]) ORDER BY id', [
-    chargeIds,
-  ])
-  return res.rows
 }

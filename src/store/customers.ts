@@ -1,7 +1,8 @@
 import type { Queryable } from './db.js'
+import { columnNames, pick, selectPrefixed } from './joined.js'
 import { listPage, type Page, type PageRequest } from './list.js'
 import type { Scope } from './scope.js'
-import { SOURCE_COLUMNS, type SourceRow } from './sources.js'
+import { SOURCE_NAMES, type SourceRow } from './sources.js'
 
 export interface CustomerRow {
   id: string
@@ -18,8 +19,8 @@ const COLUMNS = 'id, livemode, email, mobile_number, description, metadata, crea
 
 // A customer joined with its sources: one row per source (or one with no source), the source's
 // columns under an `s_` prefix.
-const SOURCE_NAMES = SOURCE_COLUMNS.split(',').map((c) => c.trim())
-const JOINED = `c.${COLUMNS.split(', ').join(', c.')}, ${SOURCE_NAMES.map((n) => `s.${n} AS s_${n}`).join(', ')}`
+const NAMES = columnNames(COLUMNS)
+const JOINED = `${selectPrefixed('c', NAMES, '')}, ${selectPrefixed('s', SOURCE_NAMES, 's_')}`
 
 export interface CustomerWithSources {
   customer: CustomerRow
@@ -29,10 +30,8 @@ export interface CustomerWithSources {
 function unjoin(rows: Record<string, unknown>[]): CustomerWithSources | undefined {
   const first = rows[0]
   if (!first) return undefined
-  const customer = Object.fromEntries(COLUMNS.split(', ').map((n) => [n, first[n]])) as unknown as CustomerRow
-  const attached = rows
-    .filter((r) => r.s_id !== null)
-    .map((r) => Object.fromEntries(SOURCE_NAMES.map((n) => [n, r[`s_${n}`]])) as unknown as SourceRow)
+  const customer = pick<CustomerRow>(first, NAMES) as CustomerRow
+  const attached = rows.map((r) => pick<SourceRow>(r, SOURCE_NAMES, 's_')).filter((s) => s !== undefined)
   return { customer, sources: attached }
 }
 

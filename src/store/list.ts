@@ -17,6 +17,35 @@ export type ListTable = 'charges' | 'customers' | 'events' | 'deliveries'
 export class CursorNotFound extends Error {}
 
 /**
+ * The WHERE clause and parameters of one page of a table, newest first by id: $1 account, $2
+ * mode, $3 the limit plus one (one more row than asked tells whether there are more), $4 the
+ * cursor. Refuses a cursor that is not a row of this table in this scope.
+ */
+export async function pageWhere(
+  db: Queryable,
+  table: ListTable,
+  scope: Scope,
+  page: PageRequest,
+): Promise<{ where: string; params: unknown[] }> {
+  const params: unknown[] = [scope.accountId, scope.livemode, page.limit + 1]
+  if (page.startAfter === undefined) return { where: 'account_id = $1 AND livemode = $2', params }
+  const cursor = await db.query(`SELECT 1 FROM ${table} WHERE id = $1 AND account_id = $2 AND livemode = $3`, [
+    page.startAfter,
+    scope.accountId,
+    scope.livemode,
+  ])
+  if (cursor.rows.length === 0) throw new CursorNotFound()
+  params.push(page.startAfter)
+  return { where: 'account_id = $1 AND livemode = $2 AND id < $4', params }
+}
+
+/** A page out of up to limit + 1 rows. */
+export function toPage<R>(rows: R[], limit: number): Page<R> {
+  const hasMore = rows.length > limit
+  return { rows: hasMore ? rows.slice(0, limit) : rows, hasMore }
+}
+
+/**
  * Newest first by id (ids begin with their creation time), keyset-paged: a page holds the rows
  * whose id is below the cursor, so rows inserted while a client pages never shift a later page.
  */
@@ -27,24 +56,7 @@ export async function listPage<R>(
   scope: Scope,
   page: PageRequest,
 ): Promise<Page<R>> {
-  const params: unknown[] = [scope.accountId, scope.livemode, page.limit + 1]
-  let cursorClause = ''
-  if (page.startAfter !== undefined) {
-    const cursor = await db.query(`SELECT 1 FROM ${table} WHERE id = $1 AND account_id = $2 AND livemode = $3`, [
-      page.startAfter,
-      scope.accountId,
-      scope.livemode,
-    ])
-    if (cursor.rows.length === 0) throw new CursorNotFound()
-    params.push(page.startAfter)
-    cursorClause = 'AND id < $4'
-  }
-  const res = await db.query<R>(
-    `SELECT ${columns} FROM ${table}
-     WHERE account_id = $1 AND livemode = $2 ${cursorClause}
-     ORDER BY id DESC LIMIT $3`,
-    params,
-  )
-  const hasMore = res.rows.length > page.limit
-  return { rows: hasMore ? res.rows.slice(0, page.limit) : res.rows, hasMore }
+  const { where, params } = await pageWhere(db, table, scope, page)
+  const res = await db.query<R>(`SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY id DESC LIMIT $3`, params)
+  return toPage(res.rows, page.limit)
 }

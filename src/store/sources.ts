@@ -1,4 +1,5 @@
 import type { Queryable } from './db.js'
+import { columnNames } from './joined.js'
 import type { Scope } from './scope.js'
 
 export interface SourceRow {
@@ -32,6 +33,8 @@ export interface NewSource {
 // The ciphertext columns are left out: they are read only by sourceSecrets.
 export const SOURCE_COLUMNS =
   'id, account_id, livemode, type, card, bank_account, redirect, owner, metadata, vaulted, used, customer_id, created_at, updated_at'
+
+export const SOURCE_NAMES = columnNames(SOURCE_COLUMNS)
 
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v))
 
@@ -133,48 +136,5 @@ export interface SourceSecrets {
 
 export async function sourceSecrets(db: Queryable, id: string): Promise<SourceSecrets | undefined> {
   const res = await db.query<SourceSecrets>('SELECT card_number_enc, card_cvc_enc FROM sources WHERE id = $1', [id])
-  return res.rows[0]
-}
-
-/**
- * What an authorization decides about its source, in one statement: the security code is erased
- * once the authorization is decided (kept only until then), the code check and a linked bank
- * account are recorded. Answers the source as it is now.
- */
-export async function settleSourceAfterAuthorization(
-  db: Queryable,
-  id: string,
-  change: { eraseCvc: boolean; cvcChecked?: string | undefined; bankAccount?: object | undefined },
-): Promise<SourceRow> {
-  const res = await db.query<SourceRow>(
-    `UPDATE sources SET
-       card_cvc_enc = CASE WHEN $2 THEN NULL ELSE card_cvc_enc END,
-       card = CASE WHEN $3::text IS NULL OR card IS NULL THEN card ELSE jsonb_set(card, '{cvc_checked}', to_jsonb($3::text)) END,
-       bank_account = COALESCE($4::jsonb, bank_account),
-       updated_at = CASE WHEN $3::text IS NULL AND $4::jsonb IS NULL THEN updated_at ELSE now() END
-     WHERE id = $1 RETURNING ${SOURCE_COLUMNS}`,
-    [id, change.eraseCvc, change.cvcChecked ?? null, change.bankAccount ? JSON.stringify(change.bankAccount) : null],
-  )
-  return res.rows[0] as SourceRow
-}
-
-export async function sourcesByIds(db: Queryable, scope: Scope, ids: string[]): Promise<SourceRow[]> {
-  if (ids.length === 0) return []
-  const res = await db.query<SourceRow>(
-    `SELECT ${SOURCE_COLUMNS} FROM sources WHERE id = ANY($1::text[]) AND account_id = $2 AND livemode = $3`,
-    [ids, scope.accountId, scope.livemode],
-  )
-  return res.rows
-}
-
-/** The source with its ciphertexts, for the one place that sends card data on: the processor. */
-export async function getSourceWithSecrets(
-  db: Queryable,
-  id: string,
-): Promise<(SourceRow & SourceSecrets) | undefined> {
-  const res = await db.query<SourceRow & SourceSecrets>(
-    `SELECT ${SOURCE_COLUMNS}, card_number_enc, card_cvc_enc FROM sources WHERE id = $1`,
-    [id],
-  )
   return res.rows[0]
 }
