@@ -173,6 +173,19 @@ describe('paging through charges', () => {
     }
   })
 
+  it('a listed charge carries its refunds, oldest first, as a retrieve shows them', async () => {
+    const src = await t.sk.post('/v2/sources/', cardSource())
+    const ch = await t.sk.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id })
+    const first = await t.sk.post(`/v2/charges/${ch.body.id}/refund`, { amount: 300 })
+    const second = await t.sk.post(`/v2/charges/${ch.body.id}/refund`, { amount: 200 })
+    expect([first.status, second.status]).toEqual([200, 200])
+    const listed = (await t.sk.get('/v2/charges/?limit=3')).body.data.find((c: Json) => c.id === ch.body.id)
+    expect(listed.amount_refunded).toBe(500)
+    expect(listed.refunds.map((r: Json) => r.amount)).toEqual([300, 200])
+    expect(listed.refunds[0].created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/)
+    expect((await t.sk.get(`/v2/charges/${ch.body.id}`)).body).toEqual(listed)
+  })
+
   it('the default page is 20 and its next keeps no limit', async () => {
     const res = await t.sk.get('/v2/charges/')
     expect(res.status).toBe(200)

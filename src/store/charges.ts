@@ -1,6 +1,6 @@
 import type { ChargeStatus } from '../domain/charge-state.js'
 import type { Queryable } from './db.js'
-import { columnNames, pick, selectPrefixed } from './joined.js'
+import { columnNames, pick, selectForJson, selectPrefixed } from './joined.js'
 import { type Page, type PageRequest, pageWhere, toPage } from './list.js'
 import type { Scope } from './scope.js'
 import { SOURCE_NAMES, type SourceRow, type SourceSecrets } from './sources.js'
@@ -189,38 +189,26 @@ export async function getChargeById(db: Queryable, id: string): Promise<ChargeRo
   return res.rows[0]
 }
 
-/** A page of charges with their sources and refunds, in one statement. */
+/** A page of charges with their sources and refunds, in one statement answering one JSON value. */
 export async function listChargesWithDetails(
   db: Queryable,
   scope: Scope,
   page: PageRequest,
 ): Promise<Page<ChargeWithDetails>> {
   const { where, params } = await pageWhere(db, 'charges', scope, page)
-  const res = await db.query<Record<string, unknown>>(
-    `SELECT ${selectPrefixed('c', NAMES, '')}, ${selectPrefixed('s', SOURCE_NAMES, 's_')},
-       ${selectPrefixed('r', REFUND_NAMES, 'r_')}
-     FROM (SELECT ${COLUMNS} FROM charges WHERE ${where} ORDER BY id DESC LIMIT $3) c
-     JOIN sources s ON s.id = c.source_id
-     LEFT JOIN refunds r ON r.charge_id = c.id
-     ORDER BY c.id DESC, r.id`,
+  const res = await db.query<{ page: (ChargeRow & { source: SourceRow; refunds: RefundRow[] })[] }>(
+    `SELECT coalesce(json_agg(x ORDER BY x.id DESC), '[]') AS page FROM (
+       SELECT ${selectForJson('c', NAMES)},
+         (SELECT to_json(s) FROM (SELECT ${selectForJson('s', SOURCE_NAMES)} FROM sources s WHERE s.id = c.source_id) s)
+           AS source,
+         (SELECT coalesce(json_agg(r ORDER BY r.id), '[]') FROM (
+            SELECT ${selectForJson('r', REFUND_NAMES)} FROM refunds r WHERE r.charge_id = c.id) r) AS refunds
+       FROM charges c WHERE ${where} ORDER BY c.id DESC LIMIT $3
+     ) x`,
     params,
   )
-  const found: ChargeWithDetails[] = []
-  for (const row of res.rows) {
-    const last = found[found.length - 1]
-    const current =
-      last !== undefined && last.charge.id === row.id
-        ? last
-        : {
-            charge: pick<ChargeRow>(row, NAMES) as ChargeRow,
-            source: pick<SourceRow>(row, SOURCE_NAMES, 's_') as SourceRow,
-            refunds: [],
-          }
-    if (current !== last) found.push(current)
-    const refund = pick<RefundRow>(row, REFUND_NAMES, 'r_')
-    if (refund) current.refunds.push(refund)
-  }
-  return toPage(found, page.limit)
+  const rows = (res.rows[0]?.page ?? []).map(({ source, refunds, ...charge }) => ({ charge, source, refunds }))
+  return toPage(rows, page.limit)
 }
 
 /** The source and refunds of a charge, in one statement. */

@@ -20,3 +20,17 @@ export function pick<R>(row: Record<string, unknown>, names: readonly string[], 
   for (const n of names) out[n] = row[`${prefix}${n}`]
   return out as R
 }
+
+/**
+ * `alias.col, …` for rows PostgreSQL turns into JSON, timestamps (`…_at`) already in the API's
+ * form: JSON is parsed natively, far cheaper than the driver's column-by-column parsing of a page.
+ */
+export function selectForJson(alias: string, names: readonly string[]): string {
+  return names
+    .map((n) =>
+      n.endsWith('_at')
+        ? `to_char(${alias}.${n} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS ${n}`
+        : `${alias}.${n}`,
+    )
+    .join(', ')
+}
