@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -8,6 +7,7 @@ import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import sjson from 'secure-json-parse'
 import type { Vault } from './crypto/vault.js'
+import { randomHex } from './domain/ids.js'
 import { hashApiKey } from './domain/keys.js'
 import { AppError } from './errors.js'
 import { authHook, keyFromHeader } from './http/auth.js'
@@ -94,7 +94,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
     loggerInstance: deps.logger || undefined,
     logger: deps.logger === undefined ? false : undefined,
-    genReqId: () => `req_${randomBytes(12).toString('hex')}`,
+    genReqId: () => `req_${randomHex(12)}`,
     requestIdHeader: false,
     bodyLimit: deps.bodyLimit ?? 65_536,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 300 },
@@ -109,7 +109,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       const body = JSON.stringify(e.toBody())
       socket.end(
         `HTTP/1.1 ${e.status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
-          `Content-Type: application/json; charset=utf-8\r\nRequest-Id: req_${randomBytes(12).toString('hex')}\r\n` +
+          `Content-Type: application/json; charset=utf-8\r\nRequest-Id: req_${randomHex(12)}\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       )
     },

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 
 export const ID_PREFIX = {
   charge: 'ch_',
@@ -12,6 +12,24 @@ export const ID_PREFIX = {
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX
+
+// Random bytes for ids are drawn from the system's generator a few kilobytes at a time: one call
+// per request for each id costs more than the rest of making it.
+const pool = Buffer.alloc(4096)
+let poolOffset = pool.length
+
+/** `bytes` random bytes as lowercase hex, from the cryptographic generator. */
+export function randomHex(bytes: number): string {
+  if (poolOffset + bytes > pool.length) {
+    randomFillSync(pool)
+    poolOffset = 0
+  }
+  const hex = pool.toString('hex', poolOffset, poolOffset + bytes)
+  // a byte is never handed out twice
+  pool.fill(0, poolOffset, poolOffset + bytes)
+  poolOffset += bytes
+  return hex
+}
 
 const RANDOM_HEX = 20
 const RANDOM_MAX = (1n << 80n) - 1n
@@ -29,7 +47,7 @@ export function newId(kind: IdKind): string {
     ms = lastMs
     random = lastRandom + 1n
   } else {
-    random = BigInt(`0x${randomBytes(10).toString('hex')}`) >> 1n
+    random = BigInt(`0x${randomHex(10)}`) >> 1n
   }
   lastMs = ms
   lastRandom = random
