@@ -302,7 +302,7 @@ if (pgVersion) {
       DATABASE_URL: db.url,
       JACKDAW_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       PORT: String(18100 + workers),
-      DATABASE_POOL_SIZE: '20',
+      DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? '20',
     })
     sections.push({
       title: `PostgreSQL, ${workers} process${workers > 1 ? 'es' : ''}`,
