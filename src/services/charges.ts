@@ -141,7 +141,6 @@ export function chargeService(deps: ChargeDeps) {
     return chargeView(row, source, refunds)
   }
 
-  /** Saves an outcome with its event, in the caller's transaction; returns the charge as now. */
   /**
    * Saves an outcome with its event, in the caller's transaction; returns the charge as now.
    * `known` spares the reads when the caller already holds the source and refunds as they are.
