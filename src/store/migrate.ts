@@ -22,10 +22,11 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
 }
 
 /**
- * Applies the numbered migrations not yet applied, each in its own transaction. An advisory lock
- * lets several processes start against one database at once: one migrates, the others wait.
+ * Applies the numbered migrations not yet applied, each in its own transaction, up to `upTo` (all
+ * by default). An advisory lock lets several processes start against one database at once: one
+ * migrates, the others wait.
  */
-export async function migrate(db: Db): Promise<string[]> {
+export async function migrate(db: Db, upTo = Number.POSITIVE_INFINITY): Promise<string[]> {
   const applied: string[] = []
   await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock(7316001)')
@@ -35,7 +36,7 @@ export async function migrate(db: Db): Promise<string[]> {
       applied_at timestamptz NOT NULL DEFAULT now()
     )`)
   })
-  for (const m of loadMigrations()) {
+  for (const m of loadMigrations().filter((m) => m.version <= upTo)) {
     await db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock(7316001)')
       const done = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [m.version])

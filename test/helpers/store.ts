@@ -16,13 +16,13 @@ export interface TestStore {
 }
 
 /**
- * A fresh, migrated store for one test file: an in-memory embedded store, or, on PostgreSQL, a
- * schema of its own in the shared test database, dropped at the end.
+ * A fresh store for one test file, migrated up to `upTo` (all by default): an in-memory embedded
+ * store, or, on PostgreSQL, a schema of its own in the shared test database, dropped at the end.
  */
-export async function testStore(): Promise<TestStore> {
+export async function testStore(upTo?: number): Promise<TestStore> {
   if (!onPostgres) {
     const db = await openPglite()
-    await migrate(db)
+    await migrate(db, upTo)
     return {
       db,
       connect: async () => {
@@ -44,7 +44,7 @@ export async function testStore(): Promise<TestStore> {
     return db
   }
   const db = await connect()
-  await migrate(db)
+  await migrate(db, upTo)
   return {
     db,
     connect,

@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { App } from '../src/app.js'
+import { Vault } from '../src/crypto/vault.js'
+import { loadMigrations, migrate } from '../src/store/migrate.js'
+import { buildApp, type Client, cardSource, client, REDIRECT } from './helpers/app.js'
+import { type TestStore, testStore } from './helpers/store.js'
+
+type Json = Record<string, any>
+
+/**
+ * A store made before migration 006 (foreign keys from every table to accounts) upgraded in place,
+ * with the service running on it: every object reads back as before, statements the service has
+ * prepared still answer, and the constraints left still hold.
+ */
+describe('upgrading a store with payments in it', () => {
+  let store: TestStore
+  let app: App
+  let sk: Client
+  const before: Json[] = []
+
+  beforeAll(async () => {
+    store = await testStore(5)
+    const vault = new Vault(randomBytes(32))
+    app = (await buildApp(store.db, vault)).app
+    sk = client(app, (await app.services.accounts.create('Upgrade')).sk_test_key)
+    const pay = async (source: Json, amount = 1000) => {
+      const src = await sk.post('/v2/sources/', source)
+      expect(src.status).toBe(200)
+      return (await sk.post('/v2/charges/', { amount, currency: 'usd', source: src.body.id })).body
+    }
+    const succeeded = await pay(cardSource())
+    const refunded = await pay(cardSource(), 700)
+    expect((await sk.post(`/v2/charges/${refunded.id}/refund`, {})).status).toBe(200)
+    const failed = await pay(cardSource({ number: '4000000000000002' }))
+    const pending = await pay({ type: 'qr_a', redirect: REDIRECT })
+    const unused = await sk.post('/v2/sources/', { type: 'wallet_e', redirect: REDIRECT })
+    expect(unused.status).toBe(200)
+    for (const c of [succeeded, refunded, failed, pending]) before.push((await sk.get(`/v2/charges/${c.id}`)).body)
+    before.push((await sk.get(`/v2/sources/${unused.body.id}`)).body)
+    expect(before.slice(0, 4).map((c) => c.status)).toEqual(['succeeded', 'refunded', 'failed', 'pending'])
+    expect(await migrate(store.db)).toEqual(
+      loadMigrations()
+        .filter((m) => m.version > 5)
+        .map((m) => m.name),
+    )
+  })
+
+  afterAll(async () => {
+    await app.close()
+    await store.close()
+  })
+
+  it('reads every charge and source back as it was before the upgrade', async () => {
+    for (const obj of before) {
+      const path = obj.object === 'charge' ? `/v2/charges/${obj.id}` : `/v2/sources/${obj.id}`
+      expect((await sk.get(path)).body).toEqual(obj)
+    }
+    const listed = (await sk.get('/v2/charges/?limit=10')).body.data
+    expect(listed.map((c: Json) => c.id).sort()).toEqual(
+      before
+        .slice(0, 4)
+        .map((c) => c.id)
+        .sort(),
+    )
+  })
+
+  it('goes on taking payments on the upgraded store', async () => {
+    const src = await sk.post('/v2/sources/', cardSource())
+    const ch = await sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: src.body.id, capture: false })
+    expect([ch.body.status, ch.body.captured]).toEqual(['succeeded', false])
+    const captured = await sk.post(`/v2/charges/${ch.body.id}/capture`, {})
+    expect([captured.status, captured.body.captured]).toEqual([200, true])
+  })
+
+  it('still refuses a source type or a charge status outside the closed set, or a charge without its source', async () => {
+    const source = before[4] as Json
+    await expect(store.db.query('UPDATE sources SET type = $2 WHERE id = $1', [source.id, 'wallet_z'])).rejects.toThrow(
+      /sources_type_check/,
+    )
+    await expect(
+      store.db.query('UPDATE charges SET status = $2 WHERE id = $1', [before[0]?.id, 'settled']),
+    ).rejects.toThrow(/check constraint/)
+    await expect(
+      store.db.query('UPDATE charges SET source_id = $2 WHERE id = $1', [before[0]?.id, 'src_missing']),
+    ).rejects.toThrow(/foreign key/)
+    expect((await sk.get(`/v2/sources/${source.id}`)).body).toEqual(source)
+    expect((await sk.get(`/v2/charges/${before[0]?.id}`)).body).toEqual(before[0])
+  })
+})
