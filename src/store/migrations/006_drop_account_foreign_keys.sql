@@ -1,4 +1,5 @@
--- What every write paid for without need (measured with perf on the benchmark's write paths).
+-- Foreign keys every write paid for without need (measured with perf on the benchmark's write
+-- paths).
 --
 -- A foreign key to accounts checks each inserted row with a query that locks the account's row
 -- FOR KEY SHARE: every source, charge, event and notify call of an account took, WAL-logged and,
