@@ -11,6 +11,7 @@ import { HttpProcessor } from './processor/http-connector.js'
 import type { Processor } from './processor/processor.js'
 import { accountService } from './services/accounts.js'
 import { StoreLockedError } from './store/db.js'
+import { startMaintenance } from './store/maintenance.js'
 import { openStore, type Store } from './store/open.js'
 
 interface TestKeys {
@@ -86,6 +87,13 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
   const liveProcessor = liveProcessorOf(config)
   const store = await openStore(config)
   const keys = opts.quiet ? undefined : await defaultAccount(config, store)
+  // PostgreSQL has autovacuum; the embedded store does its work itself
+  const maintenance =
+    store.db.kind === 'pglite'
+      ? startMaintenance(store.db, config.JACKDAW_MAINTENANCE_INTERVAL_MS, (err) =>
+          logger.error({ err }, 'store maintenance failed'),
+        )
+      : undefined
   // commands fail at once while Redis is down, and the limiter then lets requests through
   const redis = config.REDIS_URL
     ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
@@ -111,6 +119,7 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     closing = true
     logger.info({ signal }, 'shutting down')
     await app.close()
+    await maintenance?.stop()
     await store.db.close()
     redis?.disconnect()
     process.exit(0)
