@@ -67,7 +67,7 @@ function frameworkError(err: FastifyError): AppError | undefined {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('invalid_json', 'The Content-Length header does not match the body')
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('body_missing', 'The request body is empty')
+      return new AppError('invalid_json', 'The request body is empty')
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('invalid_json', 'The request body is not valid JSON')
     case 'FST_ERR_BAD_URL':
@@ -98,7 +98,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     requestIdHeader: false,
     bodyLimit: deps.bodyLimit ?? 65_536,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 300 },
-    return503OnClosing: true,
+    // answered by the hook below instead, in the one envelope and with a Request-Id
+    return503OnClosing: false,
     // requests Node's HTTP parser refuses never reach Fastify's hooks: answer them on the socket
     clientErrorHandler: (err, socket) => {
       if (!socket.writable) return
@@ -152,8 +153,24 @@ export async function createApp(deps: AppDeps): Promise<App> {
     }
   })
 
+  // A request that reaches a closing server (pipelined or sent on a kept-alive connection while
+  // the requests before it finish) is refused, so the client retries it on a running process.
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  // an answer given while closing also ends its connection, which would otherwise stay open,
+  // kept alive, until its idle timeout and hold the shutdown up that long
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('Connection', 'close')
+  })
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id)
+    if (closing) {
+      throw new AppError('service_unavailable', 'The service is shutting down; retry the request', {
+        headers: { 'Retry-After': '1' },
+      })
+    }
   })
   // operations whose body is all optional may be called with no body at all
   app.addHook('preValidation', async (request) => {

@@ -70,7 +70,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
 
 export function notifySchedule(config: Config): number[] {
   const text = config.JACKDAW_NOTIFY_SCHEDULE
-  // about 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, then every 12 h up to 3 days
-  if (!text) return [60, 300, 1800, 7200, 18000, 36000, 43200, 43200, 43200, 43200, 43200]
+  // about 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, then every 12 h up to 3 days: the last call is
+  // 65.6 h after the first (72.2 h at most with the jitter); one more would be past 3 days
+  if (!text) return [60, 300, 1800, 7200, 18000, 36000, 43200, 43200, 43200, 43200]
   return text.split(',').map(Number)
 }

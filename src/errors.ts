@@ -7,11 +7,9 @@ export const ERROR_CATALOG = {
   invalid_json: { status: 400, type: 'invalid_request_error' },
   request_invalid: { status: 400, type: 'invalid_request_error' },
   url_invalid: { status: 400, type: 'invalid_request_error' },
-  body_missing: { status: 400, type: 'invalid_request_error' },
   header_invalid: { status: 400, type: 'invalid_request_error' },
   cursor_invalid: { status: 400, type: 'invalid_request_error' },
   source_used: { status: 400, type: 'invalid_request_error' },
-  source_not_chargeable: { status: 400, type: 'invalid_request_error' },
   source_not_attached: { status: 400, type: 'invalid_request_error' },
   customer_source_mismatch: { status: 400, type: 'invalid_request_error' },
   charge_not_capturable: { status: 400, type: 'invalid_request_error' },
@@ -25,6 +23,8 @@ export const ERROR_CATALOG = {
   delivery_not_failed: { status: 400, type: 'invalid_request_error' },
   livemode_unavailable: { status: 400, type: 'invalid_request_error' },
   test_mode_only: { status: 400, type: 'invalid_request_error' },
+  // the processor refused a capture or void of an authorized charge; nothing changed
+  processor_declined: { status: 400, type: 'card_error' },
   // 401, 403
   authentication_required: { status: 401, type: 'authentication_error' },
   api_key_invalid: { status: 401, type: 'authentication_error' },
@@ -100,14 +100,31 @@ export class AppError extends Error {
   }
 }
 
-/** A 422 for one field that a schema cannot express (Luhn, expiry, cross-field rules). */
-export function invalidParam(code: ErrorCode, param: string, msg: string, type = 'value_error'): AppError {
-  return new AppError(code, msg, {
-    param,
-    detail: [{ loc: ['body', ...param.split('.')], msg, type }],
+/** One broken rule that a schema cannot express (Luhn, expiry, cross-field rules). */
+export interface Violation {
+  code: ErrorCode
+  param: string
+  msg: string
+  type?: string
+}
+
+/** A 422 for every violation, one `detail` entry each; the first names the code and param. */
+export function invalidParams([first, ...rest]: [Violation, ...Violation[]]): AppError {
+  return new AppError(first.code, first.msg, {
+    param: first.param,
+    detail: [first, ...rest].map((v) => ({
+      loc: ['body', ...v.param.split('.')],
+      msg: v.msg,
+      type: v.type ?? 'value_error',
+    })),
   })
 }
 
-export function notFound(what: string, id: string): AppError {
-  return new AppError('resource_missing', `No such ${what}: '${id}'`, { param: 'id' })
+export function invalidParam(code: ErrorCode, param: string, msg: string, type?: string): AppError {
+  return invalidParams([{ code, param, msg, ...(type ? { type } : {}) }])
+}
+
+/** A 404; `param` names where the id came from: the path (`id`) or a body field. */
+export function notFound(what: string, id: string, param = 'id'): AppError {
+  return new AppError('resource_missing', `No such ${what}: '${id}'`, { param })
 }

@@ -214,7 +214,9 @@ describe('GET /v2/customers/ (list)', () => {
     const foreign = await newCustomer({}, client(t.app, otherAccount.sk_test_key))
     const liveOne = await newCustomer({}, t.skLive)
     const src = await newSource()
-    for (const cursor of ['cus_00000000000000000000000000000000', 'nope', foreign.id, liveOne.id, src.id]) {
+    const cursors = ['cus_00000000000000000000000000000000', 'nope', foreign.id, liveOne.id, src.id]
+    // no length makes a cursor a malformed query: it names no customer, like any other
+    for (const cursor of [...cursors, '', `cus_${'0'.repeat(200)}`]) {
       const res = await lister.get(`/v2/customers/?start_after=${cursor}`)
       expectError(res, 400, 'cursor_invalid')
       expect(res.body.error.param).toBe('start_after')
@@ -243,6 +245,11 @@ describe('GET /v2/customers/:id', () => {
     expect(res.body).toEqual(c)
     expectError(await t.sk.get('/v2/customers/cus_00000000000000000000000000000000'), 404, 'resource_missing')
     expectError(await t.sk.get('/v2/customers/nope'), 404, 'resource_missing')
+    // an id of any length that names nothing is a 404, never a 422 about its length
+    for (const n of [101, 250]) {
+      expectError(await t.sk.get(`/v2/customers/cus_${'0'.repeat(n)}`), 404, 'resource_missing')
+    }
+    expect((await t.sk.get(`/v2/customers/cus_${'0'.repeat(400)}`)).status).toBe(404)
   })
 })
 
@@ -491,11 +498,12 @@ describe('attaching and detaching sources', () => {
       'resource_missing',
     )
     expect((await t.sk.get(`/v2/sources/${s.id}`)).body.used).toBe(false)
-    expectError(
-      await t.sk.post(`/v2/customers/${c.id}/sources`, { source: 'src_00000000000000000000000000000000' }),
-      404,
-      'resource_missing',
-    )
+    const noSource = await t.sk.post(`/v2/customers/${c.id}/sources`, {
+      source: 'src_00000000000000000000000000000000',
+    })
+    expectError(noSource, 404, 'resource_missing')
+    // the id that names nothing came in the body's `source`, as create charge reports it
+    expect(noSource.body.error.param).toBe('source')
     expectRefused(await t.sk.post(`/v2/customers/${c.id}/sources`, {}), ['body', 'source'], 'parameter_missing')
     expectRefused(
       await t.sk.post(`/v2/customers/${c.id}/sources`, { source: s.id, default: true }),

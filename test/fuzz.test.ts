@@ -190,7 +190,7 @@ function checkAnswer(req: Req, res: Res, strict = false): void {
   if (res.statusCode < 300 || req.method === 'HEAD') return
   const type = String(res.headers['content-type'] ?? '')
   // routing ignores doubled slashes
-  const hosted = req.url.replace(/\/{2,}/g, '/').startsWith('/hosted/')
+  const hosted = req.url.replace(/\/{2,}/g, '/').startsWith('/v2/hosted/')
   if (type.startsWith('application/json')) {
     checkEnvelope(req, res)
     return
@@ -748,10 +748,10 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/v2/deliveries/', auth: 'secret' },
   { method: 'GET', path: '/v2/deliveries/:dlv', auth: 'secret' },
   { method: 'POST', path: '/v2/deliveries/:dlv/redeliver', auth: 'secret', body: () => fc.constant({}) },
-  { method: 'GET', path: '/hosted/charges/:ch', auth: 'none' },
+  { method: 'GET', path: '/v2/hosted/charges/:ch', auth: 'none' },
   {
     method: 'POST',
-    path: '/hosted/charges/:ch',
+    path: '/v2/hosted/charges/:ch',
     auth: 'none',
     charges: 'pending',
     body: () => fc.record({ decision: fc.constantFrom('approve', 'decline', 'maybe', '') }),
@@ -1066,7 +1066,7 @@ describe('fuzz: every endpoint answers below 500 in the one envelope', () => {
           })
           .map(({ url, key, body, form }): Req => {
             // the hosted page is a browser form; it takes JSON too
-            if (route.path.startsWith('/hosted/') && form) {
+            if (route.path.startsWith('/v2/hosted/') && form) {
               const parsed = (() => {
                 try {
                   return JSON.parse(body) as Record<string, unknown>
@@ -1174,7 +1174,7 @@ describe('fuzz: every endpoint answers below 500 in the one envelope', () => {
       const hostedReq = fc.tuple(fc.constantFrom(...f.hosted), fc.array(param, { maxLength: 4 }), fc.boolean()).map(
         ([h, ps, withToken]): Req => ({
           method: 'GET',
-          url: `/hosted/charges/${h.ch}?${withToken ? `token=${h.token}&` : ''}${ps.join('&')}`,
+          url: `/v2/hosted/charges/${h.ch}?${withToken ? `token=${h.token}&` : ''}${ps.join('&')}`,
           headers: {},
         }),
       )
@@ -1330,7 +1330,7 @@ describe('fuzz: every endpoint answers below 500 in the one envelope', () => {
         headerText(0, 40),
       )
       const encoding = fc.constantFrom<BufferEncoding>('utf8', 'utf16le', 'latin1')
-      const route = fc.constantFrom(...ROUTES.filter((r) => !r.path.startsWith('/hosted/')))
+      const route = fc.constantFrom(...ROUTES.filter((r) => !r.path.startsWith('/v2/hosted/')))
       const req = route.chain((r) =>
         fc
           .record({
@@ -1626,7 +1626,7 @@ describe('fuzz: huge and deeply nested bodies', () => {
           const r = jsonRequest(route, shapes[shape] as string, urlOf(route))
           const res = await send(r)
           checkAnswer(r, res)
-          const hosted = route.path.startsWith('/hosted/')
+          const hosted = route.path.startsWith('/v2/hosted/')
           const allowed = hosted ? [400, 404, 413, 422] : [400, 413, 422]
           if (!allowed.includes(res.statusCode) && !knownBug(r, res))
             fail(r, res, `nesting (${shape}): want one of ${allowed}`)
@@ -1656,7 +1656,7 @@ describe('fuzz: huge and deeply nested bodies', () => {
         ]
       }
       const cases = fc.record({
-        route: fc.constantFrom(...BODY_ROUTES.filter((r) => !r.path.startsWith('/hosted/'))),
+        route: fc.constantFrom(...BODY_ROUTES.filter((r) => !r.path.startsWith('/v2/hosted/'))),
         which: fc.integer({ min: 0, max: 2 }),
         n: fc.integer({ min: 2000, max: 5000 }),
       })
@@ -1722,7 +1722,7 @@ describe('fuzz: refused requests leave the store unchanged', () => {
             idempotencyKey,
           })
           .map(({ method: m, url, key, body, idempotencyKey: ik }): Req => {
-            const hosted = route.path.startsWith('/hosted/')
+            const hosted = route.path.startsWith('/v2/hosted/')
             const h = hosted ? f.hosted.find((x) => url.endsWith(x.ch)) : undefined
             const headers = headersFor(key, body !== undefined ? { 'content-type': 'application/json' } : {})
             if (ik !== undefined && !hosted) headers['idempotency-key'] = ik

@@ -34,7 +34,7 @@ async function pending(source: object, extra: object = {}, as: Client = t.sk): P
   expect(res.body.status).toBe('pending')
   expect(res.body.source.action.type).toBe('redirect_to_url')
   const url = new URL(res.body.source.action.url)
-  expect(url.pathname).toBe(`/hosted/charges/${res.body.id}`)
+  expect(url.pathname).toBe(`/v2/hosted/charges/${res.body.id}`)
   const token = url.searchParams.get('token') as string
   expect(token).toMatch(/^[0-9a-f]{32,}$/)
   return { charge: res.body, page: url.pathname + url.search, action: url.pathname, token }
@@ -67,7 +67,7 @@ async function openPage(h: Hosted, title: string): Promise<Reply> {
   expect(res.text).toContain('Test account')
   expect(res.text).toContain('$10.00')
   expect(res.text).toContain('TEST MODE')
-  expect(res.text).toContain(`<form method="post" action="/hosted/charges/${h.charge.id}">`)
+  expect(res.text).toContain(`<form method="post" action="/v2/hosted/charges/${h.charge.id}">`)
   expect(res.text).toContain(`<input type="hidden" name="token" value="${h.token}">`)
   expect(res.text).toContain('value="approve"')
   expect(res.text).toContain('value="decline"')
@@ -237,7 +237,7 @@ describe('hosted page: refusals', () => {
     const before = await charge(a.charge.id)
     expectHtml(await t.anon.get(`${a.action}?token=${b.token}`), 404)
     expectHtml(await submit(a.action, { token: b.token, decision: 'approve' }), 404)
-    expectHtml(await t.anon.get(`/hosted/charges/ch_00000000000000000000000000000000?token=${a.token}`), 404)
+    expectHtml(await t.anon.get(`/v2/hosted/charges/ch_00000000000000000000000000000000?token=${a.token}`), 404)
     expect(await charge(a.charge.id)).toEqual(before)
     expect((await charge(b.charge.id)).status).toBe('pending')
   })

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { notifySchedule, parseConfig } from '../src/config.js'
 import { AppError } from '../src/errors.js'
 import { redeliver } from '../src/notify/deliveries.js'
 import { sign, verifySignature } from '../src/notify/signature.js'
@@ -275,5 +276,17 @@ describe('notify calls', () => {
     expect(failed.attempts[0]).toMatchObject({ status_code: null, succeeded: false })
     expect(failed.attempts[0].error).toMatch(/address refused.*public/)
     expect(r.calls).toHaveLength(0)
+  })
+})
+
+describe('the default schedule of notify calls', () => {
+  it('is about 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, then every 12 h, and stops within 3 days', () => {
+    const gaps = notifySchedule(parseConfig({}))
+    expect(gaps.slice(0, 6)).toEqual([60, 300, 1800, 7200, 18000, 36000])
+    expect(new Set(gaps.slice(6))).toEqual(new Set([12 * 3600]))
+    const lastCall = gaps.reduce((a, b) => a + b, 0)
+    expect(lastCall).toBeLessThanOrEqual(3 * 24 * 3600)
+    // one more 12 h gap would go past the 3 days
+    expect(lastCall + 12 * 3600).toBeGreaterThan(3 * 24 * 3600)
   })
 })

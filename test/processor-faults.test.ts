@@ -51,15 +51,20 @@ async function authorized(capture = false) {
 }
 
 describe('capture and void when the processor misbehaves', () => {
+  const expected = {
+    decline: { status: 400, code: 'processor_declined', type: 'card_error' },
+    timeout: { status: 502, code: 'processor_error', type: 'api_error' },
+    fail: { status: 502, code: 'processor_error', type: 'api_error' },
+  } as const
   for (const mode of ['decline', 'timeout', 'fail'] as const) {
-    it(`a ${mode} leaves the charge as it was (502) and a later capture succeeds`, async () => {
+    it(`a ${mode} leaves the charge as it was (${expected[mode].status}) and a later capture succeeds`, async () => {
       const c = await authorized()
       processor.mode = mode
       const cap = await t.sk.post(`/v2/charges/${c.id}/capture`, { amount: 400 })
-      expect(cap.status).toBe(502)
-      expect(cap.body.error.code).toBe('processor_error')
+      expect(cap.status).toBe(expected[mode].status)
+      expect(cap.body.error).toMatchObject({ code: expected[mode].code, type: expected[mode].type })
       const v = await t.sk.post(`/v2/charges/${c.id}/void`)
-      expect(v.status).toBe(502)
+      expect(v.status).toBe(expected[mode].status)
       const now = (await t.sk.get(`/v2/charges/${c.id}`)).body
       expect(now).toMatchObject({ status: 'succeeded', authorized: true, captured: false, amount: 1000 })
       processor.mode = 'succeed'
@@ -67,6 +72,45 @@ describe('capture and void when the processor misbehaves', () => {
         captured: true,
         amount: 400,
       })
+    })
+
+    // a refusal is an answer and is kept for its key, as a declined charge is; a processor's
+    // fault is not, so the same key runs the operation again
+    it(`after a ${mode}, a retry with a key that was not given an answer runs the operation again`, async () => {
+      const c = await authorized()
+      const firstKey = { 'idempotency-key': `first-${mode}-${c.id}` }
+      const key = mode === 'decline' ? { 'idempotency-key': `retry-${mode}-${c.id}` } : firstKey
+      processor.mode = mode
+      const calls = processor.calls
+      const first = await t.sk.post(`/v2/charges/${c.id}/capture`, { amount: 400 }, firstKey)
+      expect(first.status).toBe(expected[mode].status)
+      processor.mode = 'succeed'
+      if (mode === 'decline') {
+        const replayed = await t.sk.post(`/v2/charges/${c.id}/capture`, { amount: 400 }, firstKey)
+        expect(replayed.headers['idempotent-replayed']).toBe('true')
+        expect(replayed.body.error.code).toBe('processor_declined')
+      }
+      const retry = await t.sk.post(`/v2/charges/${c.id}/capture`, { amount: 400 }, key)
+      expect(retry.status).toBe(200)
+      expect(retry.body).toMatchObject({ captured: true, amount: 400 })
+      expect(processor.calls).toBe(calls + 2)
+      // the answer now kept for the key is the capture's
+      const replay = await t.sk.post(`/v2/charges/${c.id}/capture`, { amount: 400 }, key)
+      expect(replay.headers['idempotent-replayed']).toBe('true')
+      expect(replay.body).toMatchObject({ captured: true, amount: 400 })
+
+      const d = await authorized()
+      const voidKey = { 'idempotency-key': `retry-void-${mode}-${d.id}` }
+      processor.mode = mode
+      expect((await t.sk.post(`/v2/charges/${d.id}/void`, {}, voidKey)).status).toBe(expected[mode].status)
+      processor.mode = 'succeed'
+      const voided = await t.sk.post(
+        `/v2/charges/${d.id}/void`,
+        {},
+        mode === 'decline' ? { 'idempotency-key': `again-${d.id}` } : voidKey,
+      )
+      expect(voided.status).toBe(200)
+      expect(voided.body).toMatchObject({ status: 'voided', authorized: false })
     })
   }
 })
@@ -92,8 +136,8 @@ describe('refunds when the processor misbehaves', () => {
     const r = await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 1000 })
     expect(r.status).toBe(200)
     expect(r.body.refunds[0].status).toBe('pending')
-    // the reservation holds: nothing more can be refunded meanwhile
-    expect(r.body.amount_refunded).toBe(1000)
+    // the reservation holds: nothing more can be refunded meanwhile, and the status says so
+    expect(r.body).toMatchObject({ amount_refunded: 1000, status: 'refunded' })
     const more = await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 1 })
     expect(more.body.error.code).toBe('charge_not_refundable')
     processor.mode = 'succeed'
@@ -102,6 +146,25 @@ describe('refunds when the processor misbehaves', () => {
     const done = (await t.sk.get(`/v2/charges/${c.id}`)).body
     expect(done.refunds[0].status).toBe('succeeded')
     expect(done).toMatchObject({ status: 'refunded', amount_refunded: 1000 })
+  })
+
+  it('a pending refund of all that was left that then fails gives the charge back its status', async () => {
+    const c = await authorized(true)
+    await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 250 })
+    processor.mode = 'timeout'
+    const r = await t.sk.post(`/v2/charges/${c.id}/refund`)
+    expect(r.body).toMatchObject({ status: 'refunded', amount_refunded: 1000 })
+    expect(r.body.refunds.map((x: { status: string }) => x.status)).toEqual(['succeeded', 'pending'])
+    processor.mode = 'decline'
+    await t.db.query(
+      "UPDATE refunds SET updated_at = now() - interval '1 hour' WHERE charge_id = $1 AND status = 'pending'",
+      [c.id],
+    )
+    expect(await t.app.services.charges.recoverInterrupted(1000)).toBeGreaterThan(0)
+    const done = (await t.sk.get(`/v2/charges/${c.id}`)).body
+    expect(done).toMatchObject({ status: 'succeeded', amount_refunded: 250 })
+    expect(done.refunds.map((x: { status: string }) => x.status)).toEqual(['succeeded', 'failed'])
+    processor.mode = 'succeed'
   })
 
   it('when the last of concurrent refunds fails, a refunded charge goes back to succeeded', async () => {

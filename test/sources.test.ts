@@ -435,6 +435,23 @@ describe('card number and expiry', () => {
     expectOk(current)
   })
 
+  it('every broken rule of one body is named, one detail entry each', async () => {
+    const both = await create({ type: 'card', card: { ...TEST_CARD, number: '4242424242424241', exp_year: '2001' } })
+    expect(both.status, both.text).toBe(422)
+    expect(both.body.error).toMatchObject({ code: 'card_number_invalid', param: 'card.number', type: 'card_error' })
+    expect(both.body.error.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual([
+      'body.card.number',
+      'body.card.exp_year',
+    ])
+    expect(both.text).not.toContain('4242424242424241')
+    const wallet = await create({ type: 'wallet_a', card: TEST_CARD })
+    expect(wallet.status, wallet.text).toBe(422)
+    expect(wallet.body.error.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual([
+      'body.card',
+      'body.redirect',
+    ])
+  })
+
   it('month 0 and month 13 are 422', async () => {
     for (const month of ['0', '00', '13', '99']) {
       expectRefused(await create(withValue(cardBody(), ['card', 'exp_month'], month)), ['body', 'card', 'exp_month'])

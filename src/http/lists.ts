@@ -20,7 +20,8 @@ export async function pageOf<T extends { id?: string | undefined }>(
     page = await load({ startAfter: query.start_after, limit })
   } catch (err) {
     if (err instanceof CursorNotFound) {
-      throw new AppError('cursor_invalid', `start_after names no object of this list: '${query.start_after}'`, {
+      const shown = (query.start_after ?? '').slice(0, 100)
+      throw new AppError('cursor_invalid', `start_after names no object of this list: '${shown}'`, {
         param: 'start_after',
       })
     }

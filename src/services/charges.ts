@@ -196,7 +196,7 @@ export function chargeService(deps: ChargeDeps) {
       const confirmation = createHash('sha256').update(`confirmation:${token}`).digest('hex').slice(0, 24)
       return { type: 'verify_otp', confirmation_id: `conf_${confirmation}`, step }
     }
-    return { type: 'redirect_to_url', url: `${baseUrl}/hosted/charges/${chargeId}?token=${token}`, step }
+    return { type: 'redirect_to_url', url: `${baseUrl}/v2/hosted/charges/${chargeId}?token=${token}`, step }
   }
 
   /**
@@ -426,18 +426,23 @@ export function chargeService(deps: ChargeDeps) {
     })
   }
 
-  /** The processor failed: the operation did not happen; the charge is as it was. */
+  /**
+   * The processor failed: the operation did not happen; the charge is as it was. Its key is let go
+   * with it, so a retry with the same Idempotency-Key runs the operation again instead of being
+   * taken for the retry of one that is under way.
+   */
   async function abandon(id: string, err: unknown): Promise<never> {
-    await charges.patchCharge(db, id, { processing: null })
+    await charges.patchCharge(db, id, { processing: null, operation_key: null })
     if (err instanceof ProcessorError) {
       throw new AppError('processor_error', `The payment processor failed (${err.kind}); nothing changed, retry later`)
     }
     throw err
   }
 
+  /** The processor refused: not a fault of the service, so a 400 the client can act on. */
   async function declinedOperation(id: string, what: string, failure: { reason: string }): Promise<never> {
-    await charges.patchCharge(db, id, { processing: null })
-    throw new AppError('processor_error', `The processor refused the ${what}: ${failure.reason}`)
+    await charges.patchCharge(db, id, { processing: null, operation_key: null })
+    throw new AppError('processor_declined', `The processor refused the ${what}: ${failure.reason}`)
   }
 
   /** `capture:<amount>`: the intent names the amount, so a recovery can finish it. */
@@ -517,7 +522,10 @@ export function chargeService(deps: ChargeDeps) {
         reason: input.reason ?? DEFAULT_REFUND_REASON,
         idempotency_key: key ?? null,
       })
-      await charges.patchCharge(tx, id, { amount_refunded: row.amount_refunded + amount })
+      // the status follows amount_refunded at once, pending refunds included, as a failed
+      // refund's settlement gives both back together
+      const refunded = row.amount_refunded + amount
+      await charges.patchCharge(tx, id, { amount_refunded: refunded, status: statusAfterRefunds(row, refunded) })
       return { refund, resumed: false }
     })
     if (reserved.resumed && reserved.refund.status !== 'pending') return get(scope, id)

@@ -1,7 +1,7 @@
 import type { Vault } from '../crypto/vault.js'
 import { cardExpired, cardProfile, luhnValid } from '../domain/card.js'
 import { newId } from '../domain/ids.js'
-import { AppError, invalidParam, notFound } from '../errors.js'
+import { AppError, invalidParams, notFound, type Violation } from '../errors.js'
 import type { CreateSourceInput, SourceView } from '../http/schemas/source.js'
 import type { Db } from '../store/db.js'
 import type { Scope } from '../store/scope.js'
@@ -22,43 +22,68 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
       const earlier = await sources.getSourceByKey(db, scope, idempotencyKey)
       if (earlier) return sourceView(earlier)
     }
+    // every rule is checked, so one answer names every problem of the body
+    const violations: Violation[] = []
     if (input.type === 'card' && !input.card) {
-      throw invalidParam('parameter_missing', 'card', 'card is required for a source of type card', 'missing')
+      violations.push({
+        code: 'parameter_missing',
+        param: 'card',
+        msg: 'card is required for a source of type card',
+        type: 'missing',
+      })
     }
     if (input.type !== 'card' && input.card) {
-      throw invalidParam('parameter_unknown', 'card', `card is only for a source of type card, not ${input.type}`)
+      violations.push({
+        code: 'parameter_unknown',
+        param: 'card',
+        msg: `card is only for a source of type card, not ${input.type}`,
+      })
     }
     if (input.type !== 'card' && !input.redirect) {
-      throw invalidParam(
-        'parameter_missing',
-        'redirect',
-        `redirect is required for a source of type ${input.type}`,
-        'missing',
-      )
+      violations.push({
+        code: 'parameter_missing',
+        param: 'redirect',
+        msg: `redirect is required for a source of type ${input.type}`,
+        type: 'missing',
+      })
     }
     if (input.redirect) {
       for (const field of ['success', 'fail'] as const) {
         if (UNSAFE_SCHEMES.test(input.redirect[field])) {
-          throw invalidParam('parameter_invalid', `redirect.${field}`, `redirect.${field} must not use that scheme`)
+          violations.push({
+            code: 'parameter_invalid',
+            param: `redirect.${field}`,
+            msg: `redirect.${field} must not use that scheme`,
+          })
         }
       }
       if (input.redirect.notify !== undefined) {
         const problem = await deps.checkNotifyAddress(input.redirect.notify, scope.livemode)
-        if (problem) throw invalidParam('parameter_invalid', 'redirect.notify', problem)
+        if (problem) violations.push({ code: 'parameter_invalid', param: 'redirect.notify', msg: problem })
       }
     }
+    if (input.card && !luhnValid(input.card.number)) {
+      violations.push({
+        code: 'card_number_invalid',
+        param: 'card.number',
+        msg: 'The card number is not a valid card number',
+      })
+    }
+    if (input.card && cardExpired(Number(input.card.exp_month), Number(input.card.exp_year))) {
+      violations.push({
+        code: 'card_expired',
+        param: 'card.exp_year',
+        msg: "The card's expiration date is in the past",
+      })
+    }
+    const [first, ...rest] = violations
+    if (first) throw invalidParams([first, ...rest])
 
     let card: Record<string, unknown> | null = null
     let numberEnc: string | null = null
     let cvcEnc: string | null = null
     if (input.card) {
       const c = input.card
-      if (!luhnValid(c.number)) {
-        throw invalidParam('card_number_invalid', 'card.number', 'The card number is not a valid card number')
-      }
-      if (cardExpired(Number(c.exp_month), Number(c.exp_year))) {
-        throw invalidParam('card_expired', 'card.exp_year', "The card's expiration date is in the past")
-      }
       const { number, cvc, ...shown } = c
       card = {
         object: 'card',
@@ -99,6 +124,6 @@ export type SourceService = ReturnType<typeof sourceService>
 /** Tells why a consume failed: the source does not exist for this caller, or is used. */
 export async function whyNotConsumed(db: Db, scope: Scope, id: string): Promise<AppError> {
   const row = await sources.getSource(db, scope, id)
-  if (!row) return notFound('source', id)
+  if (!row) return notFound('source', id, 'source')
   return new AppError('source_used', `The source ${id} has already been used`, { param: 'source' })
 }

@@ -69,7 +69,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
       .send(page('Payment not found', '<h1>Payment not found</h1><p>This payment link is not valid.</p>'))
 
   app.get(
-    '/hosted/charges/:ch_id',
+    '/v2/hosted/charges/:ch_id',
     { config: { auth: 'none' }, schema: { hide: true, params: Params, querystring: Query } },
     async (req, reply) => {
       const found = await services.charges.hostedCharge(req.params.ch_id, req.query.token ?? '')
@@ -86,7 +86,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         `<p><span class="test">${row.livemode ? '' : 'TEST MODE'}</span></p>
 <h1>${escapeHtml(t.title)}</h1><p>${escapeHtml(t.text)}</p>
 <p>${escapeHtml(accountName)}</p><p class="amount">${escapeHtml(formatAmount(row.amount, row.currency))}</p>${qr}
-<form method="post" action="/hosted/charges/${escapeHtml(row.id)}">
+<form method="post" action="/v2/hosted/charges/${escapeHtml(row.id)}">
 <input type="hidden" name="token" value="${escapeHtml(req.query.token ?? '')}">
 <button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="decline">Decline</button>
@@ -96,7 +96,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
   )
 
   app.post(
-    '/hosted/charges/:ch_id',
+    '/v2/hosted/charges/:ch_id',
     { config: { auth: 'none' }, schema: { hide: true, params: Params, body: Form } },
     async (req, reply) => {
       const decision = req.body.decision
@@ -139,7 +139,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         view.status === 'succeeded' ? redirect?.success : view.status === 'pending' ? undefined : redirect?.fail
       if (target) return reply.redirect(target, 303)
       if (view.status === 'pending') {
-        return reply.redirect(view.source.action?.url ?? `/hosted/charges/${view.id}`, 303)
+        return reply.redirect(view.source.action?.url ?? `/v2/hosted/charges/${view.id}`, 303)
       }
       return reply
         .type('text/html')

@@ -45,9 +45,8 @@ export const ErrorEnvelope = Type.Object(
 
 export const ListQuery = Type.Object(
   {
-    start_after: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 100, description: 'An id: the page holds the objects after it' }),
-    ),
+    // unbounded: any string that names no object of the list is the documented 400, not a 422
+    start_after: Type.Optional(Type.String({ description: 'An id: the page holds the objects after it' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size, default 20' })),
   },
   { additionalProperties: false },
@@ -65,7 +64,8 @@ export function ListOf<T extends TSchema>(item: T) {
 
 export const IdParams = <K extends string>(name: K, prefix: string) =>
   Type.Object({
-    [name]: Type.String({ minLength: 1, maxLength: 100, description: `an id (${prefix}…)` }),
+    // unbounded (the router caps a path parameter's length): an id that names nothing is a 404
+    [name]: Type.String({ description: `an id (${prefix}…)` }),
   } as Record<K, TString>)
 
 /** The error responses every route can give, so the OpenAPI document shows them. */
