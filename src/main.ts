@@ -48,22 +48,41 @@ export function liveProcessorOf(config: Config): Processor | undefined {
 }
 
 /**
- * Makes the default account on an empty store. The embedded store keeps that account's test
- * keys beside its data, so that every start can print them; secret keys are otherwise kept only
- * as hashes.
+ * Makes the default account on an empty store. The embedded store keeps that account's test keys
+ * beside its data, so that every start can print them: the secret key encrypted with the store's
+ * key, as every secret at rest is (in the store itself secret keys are kept only as hashes).
  */
 async function defaultAccount(config: Config, store: Store): Promise<TestKeys | undefined> {
   const accounts = accountService(store)
   const keysFile = path.join(config.JACKDAW_DATA_DIR, 'test-keys.json')
   const embedded = !config.DATABASE_URL
+  const keep = (keys: TestKeys) => {
+    const kept = {
+      account: keys.account,
+      pk_test_key: keys.pk_test_key,
+      sk_test_key_enc: store.vault.encrypt(keys.sk_test_key),
+    }
+    writeFileSync(keysFile, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 })
+  }
   if (!(await accounts.first())) {
     const created = await accounts.create('Default account')
     const keys = { account: created.id, sk_test_key: created.sk_test_key, pk_test_key: created.pk_test_key }
-    if (embedded) writeFileSync(keysFile, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600 })
+    if (embedded) keep(keys)
     return keys
   }
-  if (embedded && existsSync(keysFile)) return JSON.parse(readFileSync(keysFile, 'utf8')) as TestKeys
-  return undefined
+  if (!embedded || !existsSync(keysFile)) return undefined
+  const kept = JSON.parse(readFileSync(keysFile, 'utf8')) as Omit<TestKeys, 'sk_test_key'> & {
+    sk_test_key_enc?: string
+    sk_test_key?: string
+  }
+  const keys = {
+    account: kept.account,
+    pk_test_key: kept.pk_test_key,
+    sk_test_key: kept.sk_test_key_enc ? store.vault.decrypt(kept.sk_test_key_enc) : (kept.sk_test_key ?? ''),
+  }
+  // a data directory from before the key was kept encrypted
+  if (kept.sk_test_key !== undefined) keep(keys)
+  return keys
 }
 
 function banner(config: Config, address: string, keys: TestKeys | undefined, workers: number): string {
