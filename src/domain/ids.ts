@@ -38,14 +38,17 @@ let lastRandom = 0n
 
 /**
  * prefix + 32 lowercase hex: 12 of creation time in milliseconds, 20 random. Within one
- * millisecond the random part counts up, so ids made by one process sort in creation order.
+ * millisecond the random part steps up by a random 1 to 2^32, so ids made by one process sort in
+ * creation order and the next id is still not guessable from the last. The first random part of
+ * a millisecond is below 2^79, which leaves room for 2^47 steps.
  */
 export function newId(kind: IdKind): string {
   let ms = Date.now()
   let random: bigint
-  if (ms <= lastMs && lastRandom < RANDOM_MAX) {
+  const step = BigInt(`0x${randomHex(4)}`) + 1n
+  if (ms <= lastMs && lastRandom + step <= RANDOM_MAX) {
     ms = lastMs
-    random = lastRandom + 1n
+    random = lastRandom + step
   } else {
     random = BigInt(`0x${randomHex(10)}`) >> 1n
   }
