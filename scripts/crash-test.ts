@@ -229,6 +229,12 @@ const sums = await db.query(`
   FROM charges c LEFT JOIN refunds r ON r.charge_id = c.id GROUP BY c.id, c.amount_refunded`)
 const off = sums.rows.filter((r) => Number(r.amount_refunded) !== Number(r.refunds))
 if (off.length > 0) failures.push(`${off.length} charges whose amount_refunded is not the sum of their refunds`)
+// and the status says the same as the amounts: refunded exactly when nothing is left
+const mislabelled = await db.query(`
+  SELECT count(*)::int AS n FROM charges
+  WHERE status IN ('succeeded', 'refunded') AND (status = 'refunded') <> (amount_refunded >= amount)`)
+if (mislabelled.rows[0].n > 0)
+  failures.push(`${mislabelled.rows[0].n} charges whose status disagrees with amount_refunded`)
 log(`${sums.rows.length} charges checked: refunds add up on ${sums.rows.length - off.length}`)
 
 // 5. every queued notify call is delivered
