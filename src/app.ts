@@ -57,6 +57,45 @@ export interface RateLimitSettings {
 
 export type App = FastifyInstance & { services: Services }
 
+interface OpenApiOperation {
+  parameters?: Record<string, unknown>[]
+  requestBody?: { required?: boolean }
+  responses?: Record<string, { headers?: Record<string, unknown> }>
+}
+type OpenApiDocument = { paths?: Record<string, Record<string, OpenApiOperation>> } & Record<string, unknown>
+
+/**
+ * What the route schemas cannot say: which bodies may be left out, the Idempotency-Key every POST
+ * takes, and the Request-Id on every answer.
+ */
+function describeHeaders(doc: OpenApiDocument, optionalBodies: ReadonlySet<string>): OpenApiDocument {
+  for (const [path, operations] of Object.entries(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(operations)) {
+      if (op.requestBody && optionalBodies.has(`${method} ${path}`)) op.requestBody.required = false
+      if (method === 'post' && path.startsWith('/v2/') && !path.startsWith('/v2/hosted/')) {
+        op.parameters = [
+          ...(op.parameters ?? []),
+          {
+            in: 'header',
+            name: 'Idempotency-Key',
+            required: false,
+            description:
+              'Makes a retry safe: the first request with a key runs, a retry gets its answer again (docs/api.md)',
+            schema: { type: 'string', minLength: 1, maxLength: 255 },
+          },
+        ]
+      }
+      for (const response of Object.values(op.responses ?? {})) {
+        response.headers = {
+          ...response.headers,
+          'Request-Id': { description: 'The id of this request, for support', schema: { type: 'string' } },
+        }
+      }
+    }
+  }
+  return doc
+}
+
 /** Errors Fastify raises itself, mapped onto the catalog. */
 function frameworkError(err: FastifyError): AppError | undefined {
   switch (err.code) {
@@ -225,7 +264,19 @@ export async function createApp(deps: AppDeps): Promise<App> {
     })
   }
 
+  // operations whose body may be left out, as the OpenAPI document's paths name them
+  const optionalBodies = new Set<string>()
+  app.addHook('onRoute', (route) => {
+    if (!(route.config as { bodyOptional?: boolean } | undefined)?.bodyOptional) return
+    for (const method of [route.method].flat()) {
+      optionalBodies.add(`${method.toLowerCase()} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
+    }
+  })
   await app.register(swagger, {
+    transformObject: (doc) =>
+      'openapiObject' in doc
+        ? describeHeaders(doc.openapiObject as OpenApiDocument, optionalBodies)
+        : doc.swaggerObject,
     openapi: {
       openapi: '3.1.0',
       info: {

@@ -136,8 +136,11 @@ describe('refunds when the processor misbehaves', () => {
     const r = await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 1000 })
     expect(r.status).toBe(200)
     expect(r.body.refunds[0].status).toBe('pending')
-    // the reservation holds: nothing more can be refunded meanwhile, and the status says so
-    expect(r.body).toMatchObject({ amount_refunded: 1000, status: 'refunded' })
+    // the reservation holds: nothing more can be refunded meanwhile; the status changes, with
+    // its event, when the processor has answered
+    expect(r.body).toMatchObject({ amount_refunded: 1000, status: 'succeeded' })
+    const newest = (await t.sk.get('/v2/events/?limit=1')).body.data[0]
+    expect(newest).toMatchObject({ type: 'charge.succeeded', data: { object: { id: c.id } } })
     const more = await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 1 })
     expect(more.body.error.code).toBe('charge_not_refundable')
     processor.mode = 'succeed'
@@ -148,12 +151,12 @@ describe('refunds when the processor misbehaves', () => {
     expect(done).toMatchObject({ status: 'refunded', amount_refunded: 1000 })
   })
 
-  it('a pending refund of all that was left that then fails gives the charge back its status', async () => {
+  it('a pending refund of all that was left that then fails gives its amount back', async () => {
     const c = await authorized(true)
     await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 250 })
     processor.mode = 'timeout'
     const r = await t.sk.post(`/v2/charges/${c.id}/refund`)
-    expect(r.body).toMatchObject({ status: 'refunded', amount_refunded: 1000 })
+    expect(r.body).toMatchObject({ status: 'succeeded', amount_refunded: 1000 })
     expect(r.body.refunds.map((x: { status: string }) => x.status)).toEqual(['succeeded', 'pending'])
     processor.mode = 'decline'
     await t.db.query(
@@ -207,5 +210,28 @@ describe('the reference page', () => {
     expect(Object.keys(doc.body.paths)).toEqual(
       expect.arrayContaining(['/v2/charges/', '/v2/customers/{cus_id}', '/v2/sources/']),
     )
+  })
+
+  it('says which bodies may be left out, and names Idempotency-Key and Request-Id', async () => {
+    const { paths } = (await t.anon.get('/v2/openapi.json')).body
+    for (const op of ['capture', 'void', 'refund']) {
+      expect(paths[`/v2/charges/{ch_id}/${op}`].post.requestBody.required).toBe(false)
+    }
+    expect(paths['/v2/charges/'].post.requestBody.required).toBe(true)
+    expect(paths['/v2/charges/{ch_id}/verify'].post.requestBody.required).toBe(true)
+    const idempotencyKey = (op: { parameters?: { in: string; name: string }[] }) =>
+      op.parameters?.find((p) => p.in === 'header' && p.name === 'Idempotency-Key')
+    expect(idempotencyKey(paths['/v2/charges/'].post)).toBeDefined()
+    expect(idempotencyKey(paths['/v2/sources/'].post)).toBeDefined()
+    expect(idempotencyKey(paths['/v2/charges/'].get)).toBeUndefined()
+    expect(paths['/v2/customers/{cus_id}'].get.responses['200'].headers['Request-Id']).toBeDefined()
+    // and a capture with no body at all is taken, as the document now says
+    const c = await authorized()
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v2/charges/${c.id}/capture`,
+      headers: { authorization: `Bearer ${t.account.sk_test_key}` },
+    })
+    expect(res.statusCode).toBe(200)
   })
 })

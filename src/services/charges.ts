@@ -522,10 +522,8 @@ export function chargeService(deps: ChargeDeps) {
         reason: input.reason ?? DEFAULT_REFUND_REASON,
         idempotency_key: key ?? null,
       })
-      // the status follows amount_refunded at once, pending refunds included, as a failed
-      // refund's settlement gives both back together
-      const refunded = row.amount_refunded + amount
-      await charges.patchCharge(tx, id, { amount_refunded: refunded, status: statusAfterRefunds(row, refunded) })
+      // the amount is held at once; the status changes, with its event, when the processor answers
+      await charges.patchCharge(tx, id, { amount_refunded: row.amount_refunded + amount })
       return { refund, resumed: false }
     })
     if (reserved.resumed && reserved.refund.status !== 'pending') return get(scope, id)
