@@ -200,8 +200,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
   })
   // an answer given while closing also ends its connection, which would otherwise stay open,
   // kept alive, until its idle timeout and hold the shutdown up that long
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('Connection', 'close')
+    done(null, payload)
   })
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id)
