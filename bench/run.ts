@@ -277,6 +277,10 @@ async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void>
   return {
     url: url.toString(),
     async drop() {
+      if (process.env.BENCH_KEEP_DATABASE === '1') {
+        console.log(`  kept ${name} (BENCH_KEEP_DATABASE=1)`)
+        return
+      }
       const c = new pg.Client({ connectionString: PG_URL })
       await c.connect()
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { randomBuffer } from './random.js'
 
 const VERSION = 'v1'
 
@@ -20,7 +21,7 @@ export class Vault {
   }
 
   encrypt(plaintext: string): string {
-    const iv = randomBytes(12)
+    const iv = randomBuffer(12)
     const cipher = createCipheriv('aes-256-gcm', this.#encKey, iv)
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
     return `${VERSION}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`

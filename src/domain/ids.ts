@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto'
+import { randomHex } from '../crypto/random.js'
 
 export const ID_PREFIX = {
   charge: 'ch_',
@@ -12,24 +12,6 @@ export const ID_PREFIX = {
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX
-
-// Random bytes for ids are drawn from the system's generator a few kilobytes at a time: one call
-// per request for each id costs more than the rest of making it.
-const pool = Buffer.alloc(4096)
-let poolOffset = pool.length
-
-/** `bytes` random bytes as lowercase hex, from the cryptographic generator. */
-export function randomHex(bytes: number): string {
-  if (poolOffset + bytes > pool.length) {
-    randomFillSync(pool)
-    poolOffset = 0
-  }
-  const hex = pool.toString('hex', poolOffset, poolOffset + bytes)
-  // a byte is never handed out twice
-  pool.fill(0, poolOffset, poolOffset + bytes)
-  poolOffset += bytes
-  return hex
-}
 
 const RANDOM_HEX = 20
 const RANDOM_MAX = (1n << 80n) - 1n

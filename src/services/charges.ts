@@ -24,13 +24,13 @@ import {
   ProcessorError,
 } from '../processor/processor.js'
 import { findAccount } from '../store/accounts.js'
-import type { ChargeRow, RefundRow } from '../store/charges.js'
+import type { ChargeRow, ChargeViewRow, RefundRow, RefundViewRow } from '../store/charges.js'
 import * as charges from '../store/charges.js'
 import { getCustomer } from '../store/customers.js'
 import type { Db, Queryable } from '../store/db.js'
 import type { Page, PageRequest } from '../store/list.js'
 import type { Scope } from '../store/scope.js'
-import type { SourceRow } from '../store/sources.js'
+import type { SourceRow, SourceViewRow } from '../store/sources.js'
 import * as sources from '../store/sources.js'
 import type { EventRecorder } from './events.js'
 import { sourceView } from './views.js'
@@ -51,7 +51,7 @@ interface StoredAction {
 const MAX_OTP_ATTEMPTS = 3
 const DEFAULT_REFUND_REASON = 'requested_by_customer'
 
-export function refundView(r: RefundRow): RefundView {
+export function refundView(r: RefundViewRow): RefundView {
   return {
     object: 'refund',
     id: r.id,
@@ -64,7 +64,7 @@ export function refundView(r: RefundRow): RefundView {
   }
 }
 
-export function chargeView(c: ChargeRow, source: SourceRow, refunds: RefundRow[]): ChargeView {
+export function chargeView(c: ChargeViewRow, source: SourceViewRow, refunds: RefundViewRow[]): ChargeView {
   const action = c.action as StoredAction | null
   return {
     object: 'charge',

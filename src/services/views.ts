@@ -1,10 +1,10 @@
 import type { CustomerView } from '../http/schemas/customer.js'
 import type { SourceView } from '../http/schemas/source.js'
 import type { CustomerRow } from '../store/customers.js'
-import type { SourceRow } from '../store/sources.js'
+import type { SourceRow, SourceViewRow } from '../store/sources.js'
 
 /** Stored rows as the API shows them; a null column is an absent field. */
-export function sourceView(row: SourceRow): SourceView {
+export function sourceView(row: SourceViewRow): SourceView {
   return {
     object: 'source',
     id: row.id,
