@@ -4,6 +4,7 @@ import type { App } from '../src/app.js'
 import { Vault } from '../src/crypto/vault.js'
 import { loadMigrations, migrate } from '../src/store/migrate.js'
 import { buildApp, type Client, cardSource, client, REDIRECT } from './helpers/app.js'
+import { SPEC_SOURCE_TYPES } from './helpers/spec.js'
 import { type TestStore, testStore } from './helpers/store.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON bodies
@@ -74,18 +75,36 @@ describe('upgrading a store with payments in it', () => {
     expect([captured.status, captured.body.captured]).toEqual([200, true])
   })
 
-  it('still refuses a source type or a charge status outside the closed set, or a charge without its source', async () => {
+  it('still refuses a source type, a charge or refund status outside the closed set, more refunded than charged, or a charge without its source', async () => {
     const source = before[4] as Json
     await expect(store.db.query('UPDATE sources SET type = $2 WHERE id = $1', [source.id, 'wallet_z'])).rejects.toThrow(
-      /sources_type_check/,
+      /enum source_type: "wallet_z"/,
     )
     await expect(
       store.db.query('UPDATE charges SET status = $2 WHERE id = $1', [before[0]?.id, 'settled']),
-    ).rejects.toThrow(/check constraint/)
+    ).rejects.toThrow(/enum charge_status: "settled"/)
+    const refund = await store.db.query<{ id: string }>('SELECT id FROM refunds LIMIT 1')
+    expect(refund.rows).toHaveLength(1)
+    await expect(
+      store.db.query('UPDATE refunds SET status = $2 WHERE id = $1', [refund.rows[0]?.id, 'reversed']),
+    ).rejects.toThrow(/enum refund_status: "reversed"/)
+    await expect(
+      store.db.query('UPDATE charges SET amount_refunded = amount + 1 WHERE id = $1', [before[0]?.id]),
+    ).rejects.toThrow(/charges_check/)
     await expect(
       store.db.query('UPDATE charges SET source_id = $2 WHERE id = $1', [before[0]?.id, 'src_missing']),
     ).rejects.toThrow(/foreign key/)
     expect((await sk.get(`/v2/sources/${source.id}`)).body).toEqual(source)
     expect((await sk.get(`/v2/charges/${before[0]?.id}`)).body).toEqual(before[0])
+  })
+
+  it("the store's closed sets are the interface's: every source type in its order, every status", async () => {
+    const labels = async (type: string) =>
+      (await store.db.query<{ label: string }>(`SELECT unnest(enum_range(NULL::${type}))::text AS label`)).rows.map(
+        (r) => r.label,
+      )
+    expect(await labels('source_type')).toEqual(SPEC_SOURCE_TYPES)
+    expect(await labels('charge_status')).toEqual(['pending', 'succeeded', 'failed', 'voided', 'refunded'])
+    expect(await labels('refund_status')).toEqual(['pending', 'succeeded', 'failed'])
   })
 })

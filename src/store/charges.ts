@@ -49,7 +49,6 @@ const COLUMNS = `id, account_id, livemode, source_id, customer_id, amount, amoun
   currency, description, statement_descriptor, status, authorized, captured, capture, require_auth, processing,
   action, action_token, otp_attempts, processor_ref, failure_data, metadata, operation_key, created_at, updated_at`
 
-const NAMES = columnNames(COLUMNS)
 const REFUND_NAMES = columnNames('id, charge_id, amount, currency, reason, status, created_at, updated_at')
 const SOURCE_WITH_SECRETS = [...SOURCE_NAMES, 'card_number_enc', 'card_cvc_enc']
 
