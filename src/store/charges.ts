@@ -394,10 +394,18 @@ export async function recordAuthorization(
     event.id,
     event.type,
     JSON.stringify(event.data),
-    event.delivery?.id ?? null,
-    event.delivery?.url ?? null,
-    event.delivery?.payload ?? null,
   ]
+  // Without a notify call the statement leaves the deliveries table out: PostgreSQL would set up
+  // the insert (its indexes and foreign key) in every execution even for no row.
+  let delivery = ''
+  if (event.delivery) {
+    params.push(event.delivery.id, event.delivery.url, event.delivery.payload)
+    const n = params.length
+    delivery = `, delivery AS (
+       INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
+       VALUES ($${n - 2}, $8, $9, $10, $11, $${n - 1}, $${n}, 'pending', now())
+     )`
+  }
   const sets = patchSets(o.charge.patch, params)
   await db.query(
     `WITH settled AS (
@@ -407,10 +415,7 @@ export async function recordAuthorization(
      ), event AS (
        INSERT INTO events (id, account_id, livemode, type, charge_id, data, created_at)
        VALUES ($10, $8, $9, $11, $6, $12::jsonb, $7)
-     ), delivery AS (
-       INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
-       SELECT $13, $8, $9, $10, $11, $14::text, $15, 'pending', now() WHERE $14::text IS NOT NULL
-     )
+     )${delivery}
      UPDATE charges SET ${sets}, updated_at = $7 WHERE id = $6`,
     params,
   )
