@@ -1,0 +1,58 @@
+/**
+ * One side of an instruction count of PostgreSQL's work per operation (see pg-instructions.sh):
+ * makes sources on one connection, then on a fresh one (a fresh backend) prepares every statement
+ * and makes N operations of one kind, and prints that backend's process id. Run once with N=0 and
+ * once with N>0 against a server under callgrind; the difference of the two backends' counts over
+ * N is the database's work per operation.
+ */
+import { randomBytes } from 'node:crypto'
+import { createApp } from '../src/app.js'
+import { Vault } from '../src/crypto/vault.js'
+import { openPostgres } from '../src/store/db.js'
+import { migrate } from '../src/store/migrate.js'
+
+const N = Number(process.env.PGI_N ?? 100)
+const op = process.env.PGI_OP ?? 'charge'
+const url = process.env.PGI_URL
+if (!url) throw new Error('PGI_URL is required')
+const vault = new Vault(randomBytes(32))
+const card = {
+  type: 'card',
+  card: { name: 'Ann Lee', number: '4242424242424242', exp_month: '12', exp_year: '2031', cvc: '123' },
+}
+
+async function open() {
+  const db = await openPostgres({ url: url as string, poolSize: 1 })
+  const app = await createApp({ db, vault })
+  await app.ready()
+  return { db, app }
+}
+
+let s = await open()
+await migrate(s.db)
+const account = await s.app.services.accounts.create('Instruction count')
+const headers = { authorization: `Bearer ${account.sk_test_key}` }
+async function call(method: 'GET' | 'POST', path: string, body?: object) {
+  const res = await s.app.inject({ method, url: path, headers, ...(body ? { payload: body } : {}) })
+  if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${res.body}`)
+  return res.json()
+}
+const sources: string[] = []
+for (let i = 0; i < N + 5; i++) sources.push((await call('POST', '/v2/sources/', card)).id)
+await s.app.close()
+await s.db.close()
+
+s = await open()
+const backend = (await s.db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid
+for (let i = 0; i < 5; i++) await call('POST', '/v2/charges/', { amount: 1000, currency: 'usd', source: sources.pop() })
+await call('POST', '/v2/sources/', card)
+await call('GET', '/v2/charges/?limit=20')
+for (let i = 0; i < N; i++) {
+  if (op === 'source') await call('POST', '/v2/sources/', card)
+  else if (op === 'charge') await call('POST', '/v2/charges/', { amount: 1000, currency: 'usd', source: sources.pop() })
+  else if (op === 'list') await call('GET', '/v2/charges/?limit=20')
+  else throw new Error(`unknown PGI_OP ${op}`)
+}
+await s.app.close()
+await s.db.close()
+console.log(backend)
