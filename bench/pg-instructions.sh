@@ -15,7 +15,7 @@ as_pg "$BIN/initdb -D $DIR/data -A trust >/dev/null"
 as_pg "cd $DIR && nohup valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=$DIR/cg.%p \
   $BIN/postgres -D $DIR/data -p $PORT -k $DIR -c autovacuum=off -c listen_addresses= > $DIR/server.log 2>&1 &"
 trap 'as_pg "$BIN/pg_ctl -D $DIR/data stop -m fast" >/dev/null 2>&1 || true' EXIT
-for _ in $(seq 1 120); do [ -S "$DIR/.s.PGSQL.$PORT" ] && break; sleep 1; done
+for _ in $(seq 1 120); do pg_isready -q -h "$DIR" -p "$PORT" && break; sleep 1; done
 count() { grep -h '^summary\|^totals' "$DIR/cg.$1" | head -1 | awk '{print $2}'; }
 for op in source charge list; do
   db="pgi_$op"
