@@ -40,9 +40,13 @@ interface Server {
   key?: string | undefined
 }
 
+// Node flags for the service's processes, to profile them (`--cpu-prof --cpu-prof-dir=DIR`)
+const SERVICE_NODE_ARGS = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []
+
 function start(cmd: string[], env: Record<string, string>): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, cmd, {
+    const args = cmd[0]?.endsWith('cli.js') ? [...SERVICE_NODE_ARGS, ...cmd] : cmd
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       // the rate limit would cap the load at its own number; the benchmark measures the service
       env: { ...process.env, LOG_LEVEL: 'warn', JACKDAW_RATE_LIMIT: '1000000000', ...env },
