@@ -2,7 +2,8 @@
 # PostgreSQL's instructions per operation (create source, create charge, list charges), counted
 # with callgrind: repeatable whatever else the machine is doing, unlike rates. Needs valgrind and
 # PostgreSQL's server binaries; run as root (the server runs as the postgres user) or as postgres.
-# Usage: bash bench/pg-instructions.sh [N]   (N operations of each kind, default 100)
+# Usage: bash bench/pg-instructions.sh [N]   (N operations of each kind, default 100;
+# PGI_OPS="list" narrows the kinds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-100}
@@ -17,7 +18,7 @@ as_pg "cd $DIR && nohup valgrind --tool=callgrind --trace-children=yes --callgri
 trap 'as_pg "$BIN/pg_ctl -D $DIR/data stop -m fast" >/dev/null 2>&1 || true' EXIT
 for _ in $(seq 1 120); do pg_isready -q -h "$DIR" -p "$PORT" && break; sleep 1; done
 count() { grep -h '^summary\|^totals' "$DIR/cg.$1" | head -1 | awk '{print $2}'; }
-for op in source charge list; do
+for op in ${PGI_OPS:-source charge list}; do
   db="pgi_$op"
   psql -q -h "$DIR" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE $db"
   url="postgres://postgres@/$db?host=$DIR&port=$PORT"

@@ -39,6 +39,13 @@ async function call(method: 'GET' | 'POST', path: string, body?: object) {
 }
 const sources: string[] = []
 for (let i = 0; i < N + 5; i++) sources.push((await call('POST', '/v2/sources/', card)).id)
+// a full page of 20 to list, as the benchmark lists
+if (op === 'list') {
+  for (let i = 0; i < 20; i++) {
+    const source = (await call('POST', '/v2/sources/', card)).id
+    await call('POST', '/v2/charges/', { amount: 1000, currency: 'usd', source })
+  }
+}
 await s.app.close()
 await s.db.close()
 

@@ -186,6 +186,26 @@ describe('paging through charges', () => {
     expect((await t.sk.get(`/v2/charges/${ch.body.id}`)).body).toEqual(listed)
   })
 
+  it('a listed charge shows its times to the microsecond, as a retrieve does, whatever their digits', async () => {
+    const src = await t.sk.post('/v2/sources/', cardSource())
+    const ch = await t.sk.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id })
+    const refund = await t.sk.post(`/v2/charges/${ch.body.id}/refund`, { amount: 300 })
+    expect(refund.status).toBe(200)
+    // PostgreSQL leaves out trailing zeros of the fraction, and the whole fraction when it is zero
+    await t.db.query(
+      "UPDATE charges SET created_at = '2026-03-04 05:06:07+00', updated_at = '2026-03-04 05:06:07.5+00' WHERE id = $1",
+      [ch.body.id],
+    )
+    await t.db.query("UPDATE sources SET created_at = '2026-03-04 05:06:06.000001+00' WHERE id = $1", [src.body.id])
+    await t.db.query("UPDATE refunds SET updated_at = '2026-03-04 05:06:08.12+00' WHERE charge_id = $1", [ch.body.id])
+    const listed = (await t.sk.get('/v2/charges/?limit=5')).body.data.find((c: Json) => c.id === ch.body.id)
+    expect(listed.created_at).toBe('2026-03-04T05:06:07.000000Z')
+    expect(listed.updated_at).toBe('2026-03-04T05:06:07.500000Z')
+    expect(listed.source.created_at).toBe('2026-03-04T05:06:06.000001Z')
+    expect(listed.refunds[0].updated_at).toBe('2026-03-04T05:06:08.120000Z')
+    expect((await t.sk.get(`/v2/charges/${ch.body.id}`)).body).toEqual(listed)
+  })
+
   it('the default page is 20 and its next keeps no limit', async () => {
     const res = await t.sk.get('/v2/charges/')
     expect(res.status).toBe(200)

@@ -1,6 +1,6 @@
 import type { ChargeStatus } from '../domain/charge-state.js'
 import type { Queryable } from './db.js'
-import { columnNames, pick, selectForJson, selectPrefixed } from './joined.js'
+import { columnNames, pick, selectPrefixed, timestampsFromJson } from './joined.js'
 import { type Page, type PageRequest, pageWhere, toPage } from './list.js'
 import type { Scope } from './scope.js'
 import { SOURCE_NAMES, SOURCE_VIEW_NAMES, type SourceRow, type SourceSecrets, type SourceViewRow } from './sources.js'
@@ -269,16 +269,20 @@ export async function listChargesWithDetails(
   const { where, params } = await pageWhere(db, 'charges', scope, page)
   const res = await db.query<{ page: (ChargeViewRow & { source: SourceViewRow; refunds: RefundViewRow[] })[] }>(
     `SELECT coalesce(json_agg(x ORDER BY x.id DESC), '[]') AS page FROM (
-       SELECT ${selectForJson('c', CHARGE_VIEW_NAMES)},
-         (SELECT to_json(s) FROM (SELECT ${selectForJson('s', SOURCE_VIEW_NAMES)} FROM sources s WHERE s.id = c.source_id) s)
+       SELECT ${selectPrefixed('c', CHARGE_VIEW_NAMES, '')},
+         (SELECT to_json(s) FROM (SELECT ${selectPrefixed('s', SOURCE_VIEW_NAMES, '')} FROM sources s WHERE s.id = c.source_id) s)
            AS source,
          (SELECT coalesce(json_agg(r ORDER BY r.id), '[]') FROM (
-            SELECT ${selectForJson('r', REFUND_VIEW_NAMES)} FROM refunds r WHERE r.charge_id = c.id) r) AS refunds
+            SELECT ${selectPrefixed('r', REFUND_VIEW_NAMES, '')} FROM refunds r WHERE r.charge_id = c.id) r) AS refunds
        FROM charges c WHERE ${where} ORDER BY c.id DESC LIMIT $3
      ) x`,
     params,
   )
-  const rows = (res.rows[0]?.page ?? []).map(({ source, refunds, ...charge }) => ({ charge, source, refunds }))
+  const rows = (res.rows[0]?.page ?? []).map(({ source, refunds, ...charge }) => ({
+    charge: timestampsFromJson(charge, CHARGE_VIEW_NAMES),
+    source: timestampsFromJson(source, SOURCE_VIEW_NAMES),
+    refunds: refunds.map((r) => timestampsFromJson(r, REFUND_VIEW_NAMES)),
+  }))
   return toPage(rows, page.limit)
 }
 

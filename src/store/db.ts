@@ -28,11 +28,12 @@ const INT8 = 20
 const TIMESTAMPTZ = 1184
 
 /**
- * PostgreSQL prints a timestamptz in UTC as `2026-11-21 10:15:30.1234+00`; the API shows
- * `2026-11-21T10:15:30.123400Z`, keeping the microseconds a JavaScript Date would drop.
+ * PostgreSQL prints a timestamptz in UTC as `2026-11-21 10:15:30.1234+00`, and in JSON as
+ * `2026-11-21T10:15:30.1234+00:00`; the API shows `2026-11-21T10:15:30.123400Z`, keeping the
+ * microseconds a JavaScript Date would drop.
  */
 export function formatTimestamp(text: string): string {
-  const m = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/.exec(text)
+  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00(?::00)?$/.exec(text)
   if (!m) return new Date(text).toISOString()
   return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0')}Z`
 }
