@@ -35,7 +35,8 @@ const TIMESTAMPTZ = 1184
 export function formatTimestamp(text: string): string {
   // most times have six digits of fraction: the API's form is then a matter of slicing
   if (text.length === 32 && text[10] === 'T' && text.endsWith('+00:00')) return `${text.slice(0, 26)}Z`
-  if (text.length === 29 && text[10] === ' ' && text.endsWith('+00')) return `${text.slice(0, 10)}T${text.slice(11, 26)}Z`
+  if (text.length === 29 && text[10] === ' ' && text.endsWith('+00'))
+    return `${text.slice(0, 10)}T${text.slice(11, 26)}Z`
   const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00(?::00)?$/.exec(text)
   if (!m) return new Date(text).toISOString()
   return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0')}Z`

@@ -1,0 +1,8 @@
+-- The same page with its timestamps formatted by PostgreSQL (before the seventh round).
+SELECT coalesce(json_agg(x ORDER BY x.id DESC), '[]') AS page FROM (
+  SELECT c.id, c.source_id, c.amount, c.amount_refunded, c.authorized, c.captured, c.currency, c.statement_descriptor, c.description, c.require_auth, c.action, c.status, c.livemode, c.metadata, c.failure_data, to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24' || E'\x3a' || 'MI' || E'\x3a' || 'SS.US"Z"') AS created_at, to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24' || E'\x3a' || 'MI' || E'\x3a' || 'SS.US"Z"') AS updated_at,
+    (SELECT to_json(s) FROM (SELECT s.id, s.type, s.card, s.bank_account, s.redirect, s.owner, s.vaulted, s.used, s.livemode, s.metadata, to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24' || E'\x3a' || 'MI' || E'\x3a' || 'SS.US"Z"') AS created_at, to_char(s.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24' || E'\x3a' || 'MI' || E'\x3a' || 'SS.US"Z"') AS updated_at FROM sources s WHERE s.id = c.source_id) s) AS source,
+    (SELECT coalesce(json_agg(r ORDER BY r.id), '[]') FROM (
+       SELECT r.id, r.amount, r.currency, r.reason, r.status, to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24' || E'\x3a' || 'MI' || E'\x3a' || 'SS.US"Z"') AS created_at, to_char(r.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24' || E'\x3a' || 'MI' || E'\x3a' || 'SS.US"Z"') AS updated_at FROM refunds r WHERE r.charge_id = c.id) r) AS refunds
+  FROM charges c WHERE account_id = (SELECT account_id FROM charges ORDER BY id DESC LIMIT 1) AND livemode = false ORDER BY c.id DESC LIMIT 21
+) x;
