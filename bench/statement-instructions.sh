@@ -9,25 +9,16 @@
 set -euo pipefail
 SOURCE_URL=$1
 shift
-BIN=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)}
-DIR=$(mktemp -d /tmp/jackdaw-si.XXXXXX)
 PORT=${SI_PORT:-5496}
-as_pg() { if [ "$(id -un)" = postgres ]; then bash -c "$1"; else su postgres -c "$1"; fi; }
-chown postgres "$DIR" 2>/dev/null || true
-as_pg "$BIN/initdb -D $DIR/data -A trust >/dev/null"
+source "$(dirname "$0")/callgrind-postgres.sh"
 as_pg "$BIN/pg_ctl -D $DIR/data -o '-p $PORT -k $DIR -c listen_addresses=' -l $DIR/setup.log start >/dev/null"
 psql -q -h "$DIR" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE copy"
 pg_dump "$SOURCE_URL" | psql -q -h "$DIR" -p "$PORT" -U postgres -d copy >/dev/null
 psql -q -h "$DIR" -p "$PORT" -U postgres -d copy -c "ANALYZE"
 as_pg "$BIN/pg_ctl -D $DIR/data stop >/dev/null"
 # the service's own session settings (src/store/db.ts)
-as_pg "cd $DIR && nohup valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=$DIR/cg.%p \
-  $BIN/postgres -D $DIR/data -p $PORT -k $DIR -c autovacuum=off -c listen_addresses= \
-  -c TimeZone=UTC -c plan_cache_mode=force_generic_plan > $DIR/server.log 2>&1 &"
-trap 'as_pg "$BIN/pg_ctl -D $DIR/data stop -m fast" >/dev/null 2>&1 || true' EXIT
-for _ in $(seq 1 120); do pg_isready -q -h "$DIR" -p "$PORT" && break; sleep 1; done
+start_counted -c TimeZone=UTC -c plan_cache_mode=force_generic_plan
 newest() { ls -t "$DIR"/cg.* | head -1; }
-count() { grep -h '^summary\|^totals' "$1" | head -1 | awk '{print $2}'; }
 for f in "$@"; do
   pgbench -n -h "$DIR" -p "$PORT" -U postgres -M prepared -c 1 -t 1 -f "$f" copy >"$DIR/once.out" 2>&1
   sleep 2
@@ -39,5 +30,5 @@ for f in "$@"; do
     tail -3 "$DIR/many.out"
     continue
   fi
-  echo "$f: $(( ($(count "$many") - $(count "$once")) / 50 )) instructions per execution in PostgreSQL"
+  echo "$f: $(( ($(instructions "$many") - $(instructions "$once")) / 50 )) instructions per execution in PostgreSQL"
 done
