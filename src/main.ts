@@ -1,5 +1,7 @@
 import cluster from 'node:cluster'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { isIPv6 } from 'node:net'
+import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
@@ -100,6 +102,17 @@ function banner(config: Config, address: string, keys: TestKeys | undefined, wor
   return `${lines.join('\n')}\n`
 }
 
+/**
+ * The address this service listens at, as a payer would type it: a process bound to every
+ * interface names its host. Undefined for port 0, whose number is known only once listening.
+ */
+export function listenUrlOf(config: Pick<Config, 'HOST' | 'PORT'>): string | undefined {
+  if (config.PORT === 0) return undefined
+  const wildcard = config.HOST === '0.0.0.0' || config.HOST === '::' || config.HOST === '[::]'
+  const host = wildcard ? os.hostname() : config.HOST
+  return `http://${isIPv6(host) ? `[${host}]` : host}:${config.PORT}`
+}
+
 /** One API process: open the store, build the app, listen; close cleanly on SIGINT/SIGTERM. */
 export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
   const logger = makeLogger(config)
@@ -123,7 +136,7 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     vault: store.vault,
     logger,
     bodyLimit: config.JACKDAW_BODY_LIMIT,
-    options: { publicUrl: config.JACKDAW_PUBLIC_URL, liveProcessor },
+    options: { publicUrl: config.JACKDAW_PUBLIC_URL, listenUrl: listenUrlOf(config), liveProcessor },
     notify: config.JACKDAW_NOTIFY_WORKER ? notifyWorkerSettings(config) : undefined,
     rateLimit: { max: config.JACKDAW_RATE_LIMIT, windowMs: config.JACKDAW_RATE_WINDOW_MS, redis },
     recovery: { intervalMs: config.JACKDAW_RECOVERY_INTERVAL_MS, graceMs: config.JACKDAW_RECOVERY_GRACE_MS },

@@ -1,14 +1,21 @@
+import { hostname } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cardSource, type TestApp, testApp } from './helpers/app.js'
+import { listenUrlOf } from '../src/main.js'
+import { cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
 
 /**
  * What a process killed mid-request leaves behind, made by hand in the store, and what the
  * service does with it: a retry with the same Idempotency-Key finds the work its first attempt
  * did, and the recovery sweep finishes operations nobody retries.
  */
+const LISTEN_URL = 'http://pay.example:8080'
 let t: TestApp
 beforeAll(async () => {
-  t = await testApp({}, { recovery: { intervalMs: 100, graceMs: 200 }, idempotencyLeaseSeconds: 1 })
+  t = await testApp(
+    // what `jackdaw serve` passes when JACKDAW_PUBLIC_URL is unset: the address it listens at
+    { listenUrl: LISTEN_URL },
+    { recovery: { intervalMs: 100, graceMs: 200 }, idempotencyLeaseSeconds: 1 },
+  )
 })
 afterAll(() => t.close())
 
@@ -139,5 +146,39 @@ describe('the recovery sweep', () => {
     })
     const answered = await t.sk.post(`/v2/test/charges/${c.id}/authorize`, { decision: 'approve' })
     expect(answered.body.status).toBe('succeeded')
+  })
+
+  it('gives an authorization it finishes a full hosted-page link, with no request to take the address from', async () => {
+    const src = await t.sk.post('/v2/sources/', { type: 'wallet_c', redirect: REDIRECT })
+    const c = (await t.sk.post('/v2/charges/', { amount: 900, currency: 'php', source: src.body.id })).body
+    expect(c.source.action.url.startsWith('http://')).toBe(true)
+    // died after recording the charge, before the processor's answer was recorded
+    await t.db.query(
+      `UPDATE charges SET processing = 'authorize', action = NULL, action_token = NULL,
+         updated_at = now() - interval '1 minute' WHERE id = $1`,
+      [c.id],
+    )
+    const swept = await waitFor(async () => {
+      const r = (await t.sk.get(`/v2/charges/${c.id}`)).body
+      return r.source.action ? r : undefined
+    })
+    const url = new URL(swept.source.action.url)
+    expect(`${url.protocol}//${url.host}`).toBe(LISTEN_URL)
+    expect(url.pathname).toBe(`/v2/hosted/charges/${c.id}`)
+    expect(url.searchParams.get('token')).not.toBe(new URL(c.source.action.url).searchParams.get('token'))
+    // the link opens the page
+    const page = await t.app.inject({ method: 'GET', url: url.pathname + url.search })
+    expect(page.statusCode).toBe(200)
+  })
+})
+
+describe('the listen address `jackdaw serve` gives the sweep', () => {
+  it('is the host and port it binds, the machine name for every interface, none for port 0', () => {
+    expect(listenUrlOf({ HOST: '127.0.0.1', PORT: 8080 })).toBe('http://127.0.0.1:8080')
+    expect(listenUrlOf({ HOST: 'pay.example', PORT: 80 })).toBe('http://pay.example:80')
+    expect(listenUrlOf({ HOST: '::1', PORT: 8080 })).toBe('http://[::1]:8080')
+    expect(listenUrlOf({ HOST: '0.0.0.0', PORT: 8080 })).toBe(`http://${hostname()}:8080`)
+    expect(listenUrlOf({ HOST: '::', PORT: 8080 })).toBe(`http://${hostname()}:8080`)
+    expect(listenUrlOf({ HOST: '127.0.0.1', PORT: 0 })).toBeUndefined()
   })
 })

@@ -118,7 +118,7 @@ export interface ChargeDeps {
   vault: Vault
   processors: Processors
   events: EventRecorder
-  /** for hosted-page links made outside a request (recovery) */
+  /** for hosted-page links made outside a request (recovery): the public URL, else the listen address */
   publicUrl?: string | undefined
 }
 

@@ -13,6 +13,11 @@ import { sourceService } from './sources.js'
 export interface ServiceOptions {
   /** the address payers reach this service at, for hosted pages */
   publicUrl?: string | undefined
+  /**
+   * the address this process listens at: hosted-page links made outside a request (the recovery
+   * sweep finishing an authorization after a crash) use it when no public URL is set
+   */
+  listenUrl?: string | undefined
   /** the live-mode processor; live charges are refused without one */
   liveProcessor?: Processor | undefined
   /** the test-mode processor; the built-in simulator unless a test replaces it */
@@ -40,7 +45,7 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
       vault,
       events: events.recorder,
       processors: { test: options.testProcessor ?? new Simulator(), live: options.liveProcessor },
-      publicUrl: options.publicUrl,
+      publicUrl: options.publicUrl ?? options.listenUrl,
     }),
   }
 }
