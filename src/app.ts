@@ -43,9 +43,10 @@ export interface AppDeps {
   notify?: DeliveryWorkerSettings | undefined
   /**
    * Runs the recovery sweep with the app: operations under way longer than `graceMs` (their
-   * process died) are finished. Absent, nothing is swept in this app.
+   * process died) are finished, and with `payerTimeoutMs`, charges whose payer has not answered
+   * for that long fail. Absent, nothing is swept in this app.
    */
-  recovery?: { intervalMs: number; graceMs: number } | undefined
+  recovery?: { intervalMs: number; graceMs: number; payerTimeoutMs?: number | undefined } | undefined
   /** how long an Idempotency-Key stays held by a request before a retry may take it over */
   idempotencyLeaseSeconds?: number | undefined
   /** requests per key per window; absent, no limit. With a Redis client the count is shared. */
@@ -327,6 +328,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     const sweep = () => {
       running = services.charges
         .recoverInterrupted(recovery.graceMs)
+        .then(() => recovery.payerTimeoutMs && services.charges.expireAbandoned(recovery.payerTimeoutMs))
         .catch((err) => app.log.error({ err }, 'recovery sweep failed'))
         .finally(() => {
           if (timer) timer.refresh()

@@ -33,6 +33,8 @@ const ConfigSchema = Type.Object({
   /** an operation under way with the processor this long is taken for interrupted and finished */
   JACKDAW_RECOVERY_GRACE_MS: Type.Integer({ minimum: 100, default: 30000 }),
   JACKDAW_RECOVERY_INTERVAL_MS: Type.Integer({ minimum: 100, default: 5000 }),
+  // a charge waiting this long for its payer (3-D Secure, wallet, QR, OTP) fails with payment_expired
+  JACKDAW_PAYER_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, default: 86400 }),
   /** how often the embedded store analyzes and vacuums the tables that changed (it has no autovacuum) */
   JACKDAW_MAINTENANCE_INTERVAL_MS: Type.Integer({ minimum: 100, default: 30000 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),

@@ -139,7 +139,11 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     options: { publicUrl: config.JACKDAW_PUBLIC_URL, listenUrl: listenUrlOf(config), liveProcessor },
     notify: config.JACKDAW_NOTIFY_WORKER ? notifyWorkerSettings(config) : undefined,
     rateLimit: { max: config.JACKDAW_RATE_LIMIT, windowMs: config.JACKDAW_RATE_WINDOW_MS, redis },
-    recovery: { intervalMs: config.JACKDAW_RECOVERY_INTERVAL_MS, graceMs: config.JACKDAW_RECOVERY_GRACE_MS },
+    recovery: {
+      intervalMs: config.JACKDAW_RECOVERY_INTERVAL_MS,
+      graceMs: config.JACKDAW_RECOVERY_GRACE_MS,
+      payerTimeoutMs: config.JACKDAW_PAYER_TIMEOUT_SECONDS * 1000,
+    },
     idempotencyLeaseSeconds: config.JACKDAW_IDEMPOTENCY_LEASE_SECONDS,
   })
   const address = await app.listen({ port: config.PORT, host: config.HOST })

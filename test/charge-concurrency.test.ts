@@ -272,4 +272,53 @@ describe.runIf(onPostgres)('charges under concurrent requests from two instances
     const after = await stored(c.body.id)
     expect(after.failure_data.code).toBe('otp_attempts_exceeded')
   })
+  it('the payer timeout in both instances and payers answering at once: each charge decided once', async () => {
+    const pending: Json[] = []
+    for (let i = 0; i < 12; i++) {
+      const src = await source({ type: 'qr_a', redirect: REDIRECT })
+      const c = await t.sk.post('/v2/charges/', { amount: 500 + i, currency: 'thb', source: src.id })
+      expect(c.body.status).toBe('pending')
+      pending.push(c.body)
+    }
+    await t.db.query("UPDATE charges SET updated_at = now() - interval '2 minutes' WHERE id = ANY($1)", [
+      pending.map((c) => c.id),
+    ])
+    const ids = pending.map((c) => c.id)
+    // the answers go first; the sweeps start while the first of them are under way
+    const answering = Promise.all(
+      ids.map((id, i) => via(i).post(`/v2/test/charges/${id}/authorize`, { decision: 'approve' })),
+    )
+    await new Promise((r) => setTimeout(r, 15))
+    const [expiredHere, expiredThere, answers] = await Promise.all([
+      t.app.services.charges.expireAbandoned(60_000),
+      twin.app.services.charges.expireAbandoned(60_000),
+      answering,
+    ])
+    const after = await Promise.all(ids.map(stored))
+    const expired = after.filter((c) => c.status === 'failed')
+    expect(expiredHere + expiredThere).toBe(expired.length)
+    for (const [i, c] of after.entries()) {
+      const answer = answers[i] as Reply
+      if (c.status === 'failed') {
+        expect(c.failure_data.code).toBe('payment_expired')
+        expect(answer.status, JSON.stringify(answer.body)).toBe(400)
+        expect(answer.body.error.code).toBe('charge_not_pending')
+      } else {
+        expect(c.status).toBe('succeeded')
+        expect(answer.status).toBe(200)
+      }
+    }
+    // one decision each, recorded once: the pending event and then one other
+    const events = await t.db.query<{ charge_id: string; types: string[] }>(
+      'SELECT charge_id, array_agg(type ORDER BY id) AS types FROM events WHERE charge_id = ANY($1) GROUP BY charge_id',
+      [ids],
+    )
+    expect(events.rows).toHaveLength(ids.length)
+    for (const row of events.rows) {
+      const c = after.find((x) => x.id === row.charge_id)
+      expect(row.types.sort()).toEqual(
+        ['charge.pending', c.status === 'failed' ? 'charge.failed' : 'charge.succeeded'].sort(),
+      )
+    }
+  })
 })

@@ -14,7 +14,7 @@ beforeAll(async () => {
   t = await testApp(
     // what `jackdaw serve` passes when JACKDAW_PUBLIC_URL is unset: the address it listens at
     { listenUrl: LISTEN_URL },
-    { recovery: { intervalMs: 100, graceMs: 200 }, idempotencyLeaseSeconds: 1 },
+    { recovery: { intervalMs: 100, graceMs: 200, payerTimeoutMs: 60_000 }, idempotencyLeaseSeconds: 1 },
   )
 })
 afterAll(() => t.close())
@@ -169,6 +169,62 @@ describe('the recovery sweep', () => {
     // the link opens the page
     const page = await t.app.inject({ method: 'GET', url: url.pathname + url.search })
     expect(page.statusCode).toBe(200)
+  })
+})
+
+describe('a charge whose payer never answers', () => {
+  const threeDs = () => ({ ...cardSource({ number: '4000000000003220' }), redirect: REDIRECT })
+  const cvcKept = async (sourceId: string) =>
+    (
+      (await t.db.query('SELECT card_cvc_enc IS NOT NULL AS kept FROM sources WHERE id = $1', [sourceId])).rows[0] as {
+        kept: boolean
+      }
+    ).kept
+
+  it('fails once it has waited the payer timeout, its security code erased; one that has not waits on', async () => {
+    const charge = async () => {
+      const src = await t.sk.post('/v2/sources/', threeDs())
+      const c = (await t.sk.post('/v2/charges/', { amount: 1200, currency: 'usd', source: src.body.id })).body
+      expect(c.status).toBe('pending')
+      expect(await cvcKept(src.body.id)).toBe(true)
+      return c
+    }
+    const abandoned = await charge()
+    const waiting = await charge()
+    await t.db.query("UPDATE charges SET updated_at = now() - interval '61 seconds' WHERE id = $1", [abandoned.id])
+
+    const failed = await waitFor(async () => {
+      const c = (await t.sk.get(`/v2/charges/${abandoned.id}`)).body
+      return c.status === 'failed' ? c : undefined
+    })
+    expect(failed.failure_data).toMatchObject({ code: 'payment_expired', provider_response: {} })
+    expect(failed.failure_data.reason).toMatch(/did not complete the payment within/)
+    expect(failed.source.action).toBeUndefined()
+    expect(failed.authorized).toBe(false)
+    expect(await cvcKept(abandoned.source.id)).toBe(false)
+
+    // the payer comes back too late: the page refuses the answer
+    const late = await t.sk.post(`/v2/test/charges/${abandoned.id}/authorize`, { decision: 'approve' })
+    expect(late.status).toBe(400)
+    expect(late.body.error.code).toBe('charge_not_pending')
+    const token = new URL(abandoned.source.action.url).searchParams.get('token')
+    const page = await t.app.inject({ method: 'GET', url: `/v2/hosted/charges/${abandoned.id}?token=${token}` })
+    expect(page.statusCode).toBe(200)
+    expect(page.body).not.toContain('<form')
+
+    // the decision is an event, holding the charge as the API shows it
+    const events = (await t.sk.get('/v2/events/?limit=100')).body.data.filter(
+      (e: { data: { object: { id: string } } }) => e.data.object.id === abandoned.id,
+    )
+    expect(events.map((e: { type: string }) => e.type)).toEqual(['charge.failed', 'charge.pending'])
+    expect(events[0].data.object).toEqual(failed)
+
+    // sweeps run every 100 ms: the charge that has not waited long stays as it was
+    await sleep(500)
+    const still = (await t.sk.get(`/v2/charges/${waiting.id}`)).body
+    expect(still.status).toBe('pending')
+    expect(still.source.action.url).toBe(waiting.source.action.url)
+    expect(await cvcKept(waiting.source.id)).toBe(true)
   })
 })
 

@@ -113,6 +113,18 @@ export function descriptorFrom(name: string): string {
   return cleaned.length >= 3 ? cleaned : 'JACKDAW'
 }
 
+/** The failure of a charge whose payer did not answer in time. */
+function payerTimedOut(timeoutMs: number) {
+  const hours = timeoutMs / 3_600_000
+  const within = hours >= 1 && Number.isInteger(hours) ? `${hours} h` : `${Math.round(timeoutMs / 1000)} s`
+  return {
+    code: 'payment_expired',
+    reason: `The payer did not complete the payment within ${within}`,
+    next_steps: 'Start a new payment with a new source',
+    provider_response: {},
+  }
+}
+
 export interface ChargeDeps {
   db: Db
   vault: Vault
@@ -582,6 +594,22 @@ export function chargeService(deps: ChargeDeps) {
     return load(db, await charges.patchCharge(db, row.id, { processing: null }))
   }
 
+  /**
+   * Fails the charges whose payer has not answered within `timeoutMs` (a 3-D Secure page, a wallet
+   * or QR approval, an OTP never given): the source's security code is erased with the decision, and
+   * the payer's page shows the outcome. Answers how many it failed.
+   */
+  async function expireAbandoned(timeoutMs: number): Promise<number> {
+    let done = 0
+    for (const row of await charges.claimAbandoned(db, timeoutMs)) {
+      const scope = { accountId: row.account_id, livemode: row.livemode }
+      const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
+      await applyAuthorization(scope, row, source, { outcome: 'declined', failure: payerTimedOut(timeoutMs) }, '')
+      done++
+    }
+    return done
+  }
+
   /** One pass of the recovery sweep; answers how many operations it finished. */
   async function recoverInterrupted(graceMs: number): Promise<number> {
     let done = 0
@@ -754,6 +782,7 @@ export function chargeService(deps: ChargeDeps) {
     hostedCharge,
     hostedAnswer,
     recoverInterrupted,
+    expireAbandoned,
   }
 }
 

@@ -206,6 +206,24 @@ export async function claimInterrupted(db: Queryable, graceMs: number, limit = 2
   return res.rows
 }
 
+/**
+ * Claims charges a payer has left waiting longer than `timeoutMs`, one sweeper each: the claim
+ * marks an authorization under way, as a payer's answer does, so an answer and the claim never
+ * both go through. A claim whose process dies is let go by the recovery sweep.
+ */
+export async function claimAbandoned(db: Queryable, timeoutMs: number, limit = 20): Promise<ChargeRow[]> {
+  const res = await db.query<ChargeRow>(
+    `UPDATE charges SET processing = 'authorize', updated_at = now() WHERE id IN (
+       SELECT id FROM charges
+       WHERE action IS NOT NULL AND status = 'pending' AND processing IS NULL
+         AND updated_at < now() - $1 * interval '1 millisecond'
+       ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     RETURNING ${COLUMNS}`,
+    [timeoutMs, limit],
+  )
+  return res.rows
+}
+
 export async function claimPendingRefunds(db: Queryable, graceMs: number, limit = 20): Promise<RefundRow[]> {
   const res = await db.query<RefundRow>(
     `UPDATE refunds SET updated_at = now() WHERE id IN (
