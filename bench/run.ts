@@ -161,6 +161,7 @@ async function api(s: Server, method: string, p: string, body?: unknown) {
     headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
+  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies
   return (await res.json()) as Record<string, any>
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Client, cardSource, REDIRECT, type Reply, type TestApp, testApp } from './helpers/app.js'
+import { type Client, cardSource, type Json, REDIRECT, type Reply, type TestApp, testApp } from './helpers/app.js'
 import { onPostgres } from './helpers/store.js'
 
 /**
@@ -7,9 +7,6 @@ import { onPostgres } from './helpers/store.js'
  * would run: a single-use source is consumed once, refunds never add up past the amount, a
  * charge is captured, voided or answered once.
  */
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON bodies
-type Json = any
 
 describe.runIf(onPostgres)('charges under concurrent requests from two instances', () => {
   let t: TestApp

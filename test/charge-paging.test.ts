@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cardSource, client, REDIRECT, type Reply, type TestApp, testApp } from './helpers/app.js'
+import { cardSource, client, type Json, REDIRECT, type Reply, type TestApp, testApp } from './helpers/app.js'
 
 /**
  * Listing charges: newest first, keyset pages that neither skip nor repeat a charge while other
  * charges are being created, `next` as the relative path of the next page.
  */
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON bodies
-type Json = any
 
 const FIXTURE = 250
 const BATCH = 25

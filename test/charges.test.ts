@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_AMOUNT } from '../src/domain/money.js'
-import { type Client, cardSource, client, REDIRECT, type Reply, type TestApp, testApp } from './helpers/app.js'
+import {
+  type Client,
+  cardSource,
+  client,
+  type Json,
+  REDIRECT,
+  type Reply,
+  type TestApp,
+  testApp,
+} from './helpers/app.js'
 import { SPEC_REDIRECT_TYPES, SPEC_SOURCE_TYPES } from './helpers/spec.js'
 
 /**
@@ -43,9 +52,6 @@ const CHARGE_OPTIONAL = ['metadata', 'failure_data']
 const REFUND_FIELDS = ['object', 'id', 'amount', 'currency', 'reason', 'status', 'created_at']
 const SOURCE_FIELDS = ['object', 'id', 'type', 'vaulted', 'used', 'livemode', 'created_at', 'updated_at']
 const SOURCE_OPTIONAL = ['card', 'bank_account', 'redirect', 'owner', 'metadata', 'require_auth', 'action']
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON bodies
-type Json = any
 
 function isPlainObject(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v)

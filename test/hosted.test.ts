@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Client, cardSource, client, REDIRECT, type Reply, type TestApp, testApp } from './helpers/app.js'
+import {
+  type Client,
+  cardSource,
+  client,
+  type Json,
+  REDIRECT,
+  type Reply,
+  type TestApp,
+  testApp,
+} from './helpers/app.js'
 
 /**
  * The hosted page a payer is sent to by `source.action.url`, driven as a browser would: GET the
@@ -11,9 +20,6 @@ beforeAll(async () => {
   t = await testApp()
 })
 afterAll(() => t.close())
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON bodies
-type Json = any
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
 

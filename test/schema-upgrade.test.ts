@@ -3,12 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { App } from '../src/app.js'
 import { Vault } from '../src/crypto/vault.js'
 import { loadMigrations, migrate } from '../src/store/migrate.js'
-import { buildApp, type Client, cardSource, client, REDIRECT } from './helpers/app.js'
+import { buildApp, type Client, cardSource, client, type Json, REDIRECT } from './helpers/app.js'
 import { SPEC_SOURCE_TYPES } from './helpers/spec.js'
 import { type TestStore, testStore } from './helpers/store.js'
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON bodies
-type Json = any
 
 /**
  * A store made before migration 006 (foreign keys from every table to accounts) upgraded in place,

@@ -2,11 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listChargesWithDetails } from '../src/store/charges.js'
 import type { Queryable } from '../src/store/db.js'
 import { maintainTables, startMaintenance } from '../src/store/maintenance.js'
-import { cardSource, type TestApp, testApp } from './helpers/app.js'
+import { cardSource, type Json, type TestApp, testApp } from './helpers/app.js'
 import { onPostgres } from './helpers/store.js'
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON bodies
-type Json = any
 
 // made through the API; the planner's mistake shows from a few thousand charges on, which the
 // test copies from them in SQL rather than wait for the API to make

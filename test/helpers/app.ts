@@ -7,7 +7,11 @@ import type { AccountKeys } from '../../src/services/accounts.js'
 import type { Db } from '../../src/store/db.js'
 import { type TestStore, testStore } from './store.js'
 
-export interface Reply<T = any> {
+/** A parsed JSON body: tests read whatever fields they assert on. */
+// biome-ignore lint/suspicious/noExplicitAny: JSON bodies
+export type Json = any
+
+export interface Reply<T = Json> {
   status: number
   body: T
   headers: Record<string, string | string[] | number | undefined>
@@ -15,10 +19,10 @@ export interface Reply<T = any> {
 }
 
 export interface Client {
-  get<T = any>(path: string, headers?: Record<string, string>): Promise<Reply<T>>
-  post<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>
-  put<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>
-  delete<T = any>(path: string, headers?: Record<string, string>): Promise<Reply<T>>
+  get<T = Json>(path: string, headers?: Record<string, string>): Promise<Reply<T>>
+  post<T = Json>(path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>
+  put<T = Json>(path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>
+  delete<T = Json>(path: string, headers?: Record<string, string>): Promise<Reply<T>>
 }
 
 /** An HTTP client of one app that authenticates with one key (or none), as a user would. */
