@@ -33,8 +33,8 @@ const ConfigSchema = Type.Object({
   /** an operation under way with the processor this long is taken for interrupted and finished */
   JACKDAW_RECOVERY_GRACE_MS: Type.Integer({ minimum: 100, default: 30000 }),
   JACKDAW_RECOVERY_INTERVAL_MS: Type.Integer({ minimum: 100, default: 5000 }),
-  // a charge waiting this long for its payer (3-D Secure, wallet, QR, OTP) fails with payment_expired
-  JACKDAW_PAYER_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, default: 86400 }),
+  /** a charge waiting this long for its payer (3-D Secure, wallet, QR, OTP) fails with payment_expired; at most 30 days */
+  JACKDAW_PAYER_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 2592000, default: 86400 }),
   /** how often the embedded store analyzes and vacuums the tables that changed (it has no autovacuum) */
   JACKDAW_MAINTENANCE_INTERVAL_MS: Type.Integer({ minimum: 100, default: 30000 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
@@ -59,12 +59,20 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     if (raw !== undefined && raw !== '') input[name] = raw
   }
   const converted = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, input))
-  const errors = [...Value.Errors(ConfigSchema, converted)]
+  const errors = [...Value.Errors(ConfigSchema, converted)].map((e) => ({
+    name: e.instancePath.replace(/^\//, '') || 'configuration',
+    message: e.message,
+  }))
+  // the conversion would take 1.5 for 1 where a whole number is asked for
+  for (const name of known) {
+    const raw = env[name]
+    const schema = (ConfigSchema.properties as Record<string, { type?: string }>)[name]
+    if (raw && schema?.type === 'integer' && !/^\s*[+-]?\d+\s*$/.test(raw)) {
+      errors.push({ name, message: 'must be a whole number' })
+    }
+  }
   if (errors.length > 0) {
-    const lines = errors.map((e) => {
-      const name = e.instancePath.replace(/^\//, '') || 'configuration'
-      return `  ${name}=${JSON.stringify(input[name] ?? '')}: ${e.message}`
-    })
+    const lines = errors.map(({ name, message }) => `  ${name}=${JSON.stringify(env[name] ?? '')}: ${message}`)
     throw new ConfigError(`invalid configuration:\n${[...new Set(lines)].join('\n')}`)
   }
   return converted as Config

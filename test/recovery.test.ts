@@ -1,5 +1,6 @@
 import { hostname } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ConfigError, parseConfig } from '../src/config.js'
 import { listenUrlOf } from '../src/main.js'
 import { cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
 
@@ -236,5 +237,15 @@ describe('the listen address `jackdaw serve` gives the sweep', () => {
     expect(listenUrlOf({ HOST: '0.0.0.0', PORT: 8080 })).toBe(`http://${hostname()}:8080`)
     expect(listenUrlOf({ HOST: '::', PORT: 8080 })).toBe(`http://${hostname()}:8080`)
     expect(listenUrlOf({ HOST: '127.0.0.1', PORT: 0 })).toBeUndefined()
+  })
+})
+
+describe('JACKDAW_PAYER_TIMEOUT_SECONDS', () => {
+  it('is 24 hours unless set; outside 1 s to 30 days or not a whole number it is refused', () => {
+    expect(parseConfig({}).JACKDAW_PAYER_TIMEOUT_SECONDS).toBe(86_400)
+    expect(parseConfig({ JACKDAW_PAYER_TIMEOUT_SECONDS: '604800' }).JACKDAW_PAYER_TIMEOUT_SECONDS).toBe(604_800)
+    for (const bad of ['0', '2592001', '1.5', 'a day']) {
+      expect(() => parseConfig({ JACKDAW_PAYER_TIMEOUT_SECONDS: bad })).toThrow(ConfigError)
+    }
   })
 })
