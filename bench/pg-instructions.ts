@@ -54,11 +54,17 @@ const backend = (await s.db.query<{ pid: number }>('SELECT pg_backend_pid() AS p
 for (let i = 0; i < 5; i++) await call('POST', '/v2/charges/', { amount: 1000, currency: 'usd', source: sources.pop() })
 await call('POST', '/v2/sources/', card)
 await call('GET', '/v2/charges/?limit=20')
-for (let i = 0; i < N; i++) {
+// PGI_CONCURRENCY > 1 makes operations that many at a time, so that concurrent writes share
+// statements (src/store/batch.ts) as they do under load
+const concurrency = Number(process.env.PGI_CONCURRENCY ?? 1)
+async function one() {
   if (op === 'source') await call('POST', '/v2/sources/', card)
   else if (op === 'charge') await call('POST', '/v2/charges/', { amount: 1000, currency: 'usd', source: sources.pop() })
   else if (op === 'list') await call('GET', '/v2/charges/?limit=20')
   else throw new Error(`unknown PGI_OP ${op}`)
+}
+for (let i = 0; i < N; i += concurrency) {
+  await Promise.all(Array.from({ length: Math.min(concurrency, N - i) }, one))
 }
 await s.app.close()
 await s.db.close()

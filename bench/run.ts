@@ -87,14 +87,14 @@ interface Row {
   cpu: { service: number; postgres: number; load: number }
 }
 
-/** CPU seconds so far of every process whose command line matches, from /proc (Linux only). */
-function cpuSeconds(match: (cmdline: string, pid: number) => boolean): number {
-  let ticks = 0
+/** CPU seconds so far of each process whose command line matches, by pid, from /proc (Linux only). */
+function cpuSeconds(match: (cmdline: string, pid: number) => boolean): Map<number, number> {
+  const seconds = new Map<number, number>()
   let pids: string[] = []
   try {
     pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d))
   } catch {
-    return Number.NaN
+    return seconds
   }
   for (const pid of pids) {
     try {
@@ -102,12 +102,23 @@ function cpuSeconds(match: (cmdline: string, pid: number) => boolean): number {
       if (!match(cmdline, Number(pid))) continue
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      ticks += Number(fields[11]) + Number(fields[12])
+      seconds.set(Number(pid), (Number(fields[11]) + Number(fields[12])) / 100)
     } catch {
       // the process ended while being read
     }
   }
-  return ticks / 100
+  return seconds
+}
+
+/**
+ * CPU seconds used between two readings: by the processes alive at the second, from the first
+ * reading or from their start. A process that exits meanwhile (an idle database connection
+ * closed) takes its time with it and is left out, rather than counted as time given back.
+ */
+function cpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0
+  for (const [pid, s] of after) total += s - (before.get(pid) ?? 0)
+  return total
 }
 
 let servicePids = new Set<number>()
@@ -123,7 +134,7 @@ const childOf = (pid: number) => {
 const postgresCpu = () => cpuSeconds((cmd) => cmd.startsWith('postgres'))
 const loadCpu = () => {
   const u = process.cpuUsage()
-  return (u.user + u.system) / 1e6
+  return new Map([[process.pid, (u.user + u.system) / 1e6]])
 }
 
 async function load(
@@ -138,7 +149,7 @@ async function load(
   const result = await autocannon({ url, connections, duration: SECONDS, pipelining: 1, ...opts })
   const wall = (performance.now() - started) / 1000
   const after = [serviceCpu(), postgresCpu(), loadCpu()] as const
-  const cores = (i: 0 | 1 | 2) => Math.round((100 * (after[i] - before[i])) / wall) / 100
+  const cores = (i: 0 | 1 | 2) => Math.round((100 * cpuBetween(before[i], after[i])) / wall) / 100
   const row = {
     cpu: { service: cores(0), postgres: cores(1), load: cores(2) },
     name,

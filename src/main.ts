@@ -145,6 +145,7 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
       payerTimeoutMs: config.JACKDAW_PAYER_TIMEOUT_SECONDS * 1000,
     },
     idempotencyLeaseSeconds: config.JACKDAW_IDEMPOTENCY_LEASE_SECONDS,
+    renderedViews: { entries: config.JACKDAW_RENDER_CACHE_ENTRIES },
   })
   const address = await app.listen({ port: config.PORT, host: config.HOST })
   if (!opts.quiet) process.stdout.write(banner(config, address, keys, 1))

@@ -13,6 +13,7 @@ import { newId } from '../domain/ids.js'
 import { normalizeCurrency } from '../domain/money.js'
 import { timestampNow } from '../domain/time.js'
 import { AppError, invalidParam, notFound } from '../errors.js'
+import type { Versioned } from '../http/rendered.js'
 import type { ChargeView, CreateChargeInput, RefundView } from '../http/schemas/charge.js'
 import type { SourceType } from '../http/schemas/source.js'
 import {
@@ -24,11 +25,12 @@ import {
   ProcessorError,
 } from '../processor/processor.js'
 import { findAccount } from '../store/accounts.js'
+import { batched } from '../store/batch.js'
 import type { ChargeRow, ChargeViewRow, RefundRow, RefundViewRow } from '../store/charges.js'
 import * as charges from '../store/charges.js'
 import { getCustomer } from '../store/customers.js'
 import type { Db, Queryable } from '../store/db.js'
-import type { Page, PageRequest } from '../store/list.js'
+import { CursorNotFound, type Page, type PageRequest } from '../store/list.js'
 import type { Scope } from '../store/scope.js'
 import type { SourceRow, SourceViewRow } from '../store/sources.js'
 import * as sources from '../store/sources.js'
@@ -136,6 +138,16 @@ export interface ChargeDeps {
 
 export function chargeService(deps: ChargeDeps) {
   const { db, vault, events } = deps
+  // Concurrent creates share the statement that records them, and concurrent outcomes theirs: a
+  // round trip and a commit for a batch rather than for each charge (store/batch.ts).
+  const takeFreeSource = batched((items: { scope: Scope; charge: charges.NewCharge }[]) =>
+    charges.insertChargesTakingFreeSources(db, items),
+  )
+  const listVersions = batched((items: { scope: Scope; page: PageRequest }[]) => charges.listChargeVersions(db, items))
+  const recordOutcome = batched(async (items: charges.AuthorizationOutcome[]) => {
+    await charges.recordAuthorizations(db, items)
+    return items.map(() => undefined)
+  })
 
   function processorFor(livemode: boolean): Processor {
     if (!livemode) return deps.processors.test
@@ -213,8 +225,9 @@ export function chargeService(deps: ChargeDeps) {
 
   /**
    * Records what the processor said of an authorization: the source as it left it, the charge and
-   * its event, in one statement. The charge is worked out here from the row in hand (an operation
-   * under way holds it, so nothing else changes it), and the event holds exactly that charge.
+   * its event, in one statement shared with the outcomes recorded at the same moment. The charge is
+   * worked out here from the row in hand (an operation under way holds it, so nothing else changes
+   * it), and the event holds exactly that charge.
    */
   async function applyAuthorization(
     scope: Scope,
@@ -261,11 +274,12 @@ export function chargeService(deps: ChargeDeps) {
         ...(outcome.reference ? { processor_ref: outcome.reference } : {}),
       }
     }
+    const decided: ChargeRow = { ...charge, ...patch, updated_at: at }
     // refunds come only after an authorization, so there are none yet
-    const view = chargeView({ ...charge, ...patch, updated_at: at }, settled, [])
+    const view = chargeView(decided, settled, [])
     const event = events.prepare(scope, eventType, view, at)
-    await charges.recordAuthorization(db, scope, {
-      at,
+    await recordOutcome({
+      scope,
       source: {
         id: source.id,
         card: settled.card,
@@ -274,7 +288,7 @@ export function chargeService(deps: ChargeDeps) {
         eraseCvc: outcome.outcome !== 'action_required',
         updatedAt: settled.updated_at,
       },
-      charge: { id: charge.id, patch },
+      charge: decided,
       event,
     })
     events.stored(event)
@@ -380,7 +394,7 @@ export function chargeService(deps: ChargeDeps) {
     // Anything else (a vaulted source, a used or missing one) goes the longer way, which explains.
     const fast =
       input.customer === undefined
-        ? await charges.insertChargeTakingFreeSource(db, scope, { ...fields, source_id: input.source })
+        ? await takeFreeSource({ scope, charge: { ...fields, source_id: input.source } })
         : undefined
     let charge: ChargeRow
     let source: SourceRow
@@ -406,12 +420,19 @@ export function chargeService(deps: ChargeDeps) {
     return load(db, row)
   }
 
-  async function list(scope: Scope, page: PageRequest): Promise<Page<ChargeView>> {
-    const found = await charges.listChargesWithDetails(db, scope, page)
-    return {
-      rows: found.rows.map((d) => chargeView(d.charge, d.source, d.refunds)),
-      hasMore: found.hasMore,
-    }
+  /** A page of charges as their ids and versions; `views` reads those a caller has not rendered. */
+  async function list(scope: Scope, page: PageRequest): Promise<Page<charges.ChargeVersion>> {
+    const found = await listVersions({ scope, page })
+    if (!found) throw new CursorNotFound()
+    return found
+  }
+
+  async function views(scope: Scope, ids: string[]): Promise<Versioned<ChargeView>[]> {
+    return (await charges.chargesWithDetails(db, scope, ids)).map((d) => ({
+      id: d.charge.id,
+      version: d.version,
+      view: chargeView(d.charge, d.source, d.refunds),
+    }))
   }
 
   /**
@@ -774,6 +795,7 @@ export function chargeService(deps: ChargeDeps) {
     create,
     get,
     list,
+    views,
     capture,
     void: voidCharge,
     refund,

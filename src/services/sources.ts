@@ -3,6 +3,7 @@ import { cardExpired, cardProfile, luhnValid } from '../domain/card.js'
 import { newId } from '../domain/ids.js'
 import { AppError, invalidParams, notFound, type Violation } from '../errors.js'
 import type { CreateSourceInput, SourceView } from '../http/schemas/source.js'
+import { batched } from '../store/batch.js'
 import type { Db } from '../store/db.js'
 import type { Scope } from '../store/scope.js'
 import * as sources from '../store/sources.js'
@@ -15,6 +16,10 @@ export type NotifyAddressCheck = (url: string, livemode: boolean) => Promise<str
 
 export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: NotifyAddressCheck }) {
   const { db, vault } = deps
+  const insert = batched(async (items: { scope: Scope; source: sources.NewSource }[]) => {
+    const at = await sources.insertSources(db, items)
+    return items.map((i) => sources.storedSource(i.scope, i.source, at))
+  })
 
   async function create(scope: Scope, input: CreateSourceInput, idempotencyKey?: string): Promise<SourceView> {
     // a retry of a request whose process died after storing the source
@@ -97,15 +102,18 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
       cvcEnc = vault.encrypt(cvc)
     }
 
-    const row = await sources.insertSource(db, scope, {
-      id: newId('source'),
-      type: input.type,
-      card,
-      cardNumberEnc: numberEnc,
-      cardCvcEnc: cvcEnc,
-      redirect: input.redirect ?? null,
-      owner: input.owner ?? null,
-      idempotencyKey: idempotencyKey ?? null,
+    const row = await insert({
+      scope,
+      source: {
+        id: newId('source'),
+        type: input.type,
+        card,
+        cardNumberEnc: numberEnc,
+        cardCvcEnc: cvcEnc,
+        redirect: input.redirect ?? null,
+        owner: input.owner ?? null,
+        idempotencyKey: idempotencyKey ?? null,
+      },
     })
     return sourceView(row)
   }

@@ -1,7 +1,7 @@
 import type { ChargeStatus } from '../domain/charge-state.js'
 import type { Queryable } from './db.js'
 import { columnNames, pick, selectPrefixed, timestampsFromJson } from './joined.js'
-import { type Page, type PageRequest, pageWhere, toPage } from './list.js'
+import { type Page, type PageRequest, toPage } from './list.js'
 import type { Scope } from './scope.js'
 import { SOURCE_NAMES, SOURCE_VIEW_NAMES, type SourceRow, type SourceSecrets, type SourceViewRow } from './sources.js'
 
@@ -73,7 +73,7 @@ export interface NewCharge {
   idempotency_key: string | null
 }
 
-/** $1 … $13 of both statements that record a new charge. */
+/** $1 … $13 of the statement that records a new charge. */
 function newChargeParams(scope: Scope, c: NewCharge): unknown[] {
   return [
     c.id,
@@ -140,36 +140,63 @@ export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): P
 }
 
 /**
- * Takes an unused source that belongs to no customer and records the charge on it, in one
- * statement that also answers the source with its ciphertexts for the processor; undefined (and
- * nothing written) when the source is not such a source.
+ * Takes unused sources that belong to no customer and records a charge on each, for a batch of
+ * new charges (store/batch.ts), in one statement that also answers each source with its
+ * ciphertexts for the processor. Answers per charge, in order, undefined when its source was not
+ * such a source (nothing written for it). Of two charges of one batch on one source, one takes it.
  */
-export async function insertChargeTakingFreeSource(
+export async function insertChargesTakingFreeSources(
   db: Queryable,
-  scope: Scope,
-  c: NewCharge,
-): Promise<{ charge: ChargeRow; source: SourceRow & SourceSecrets } | undefined> {
+  items: readonly { scope: Scope; charge: NewCharge }[],
+): Promise<({ charge: ChargeRow; source: SourceRow & SourceSecrets } | undefined)[]> {
+  const rows = items.map(({ scope, charge: c }) => ({
+    id: c.id,
+    account_id: scope.accountId,
+    livemode: scope.livemode,
+    source_id: c.source_id,
+    customer_id: c.customer_id,
+    amount: c.amount,
+    currency: c.currency,
+    description: c.description,
+    statement_descriptor: c.statement_descriptor,
+    capture: c.capture,
+    require_auth: c.require_auth,
+    metadata: c.metadata,
+    idempotency_key: c.idempotency_key,
+  }))
   const res = await db.query<Record<string, unknown>>(
-    `WITH taken AS (
-       UPDATE sources SET used = true, updated_at = now()
-       WHERE id = $4 AND account_id = $2 AND livemode = $3 AND used = false AND customer_id IS NULL AND vaulted = false
-       RETURNING ${SOURCE_WITH_SECRETS.join(', ')}
+    `WITH v AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, account_id text, livemode boolean, source_id text,
+         customer_id text, amount bigint, currency text, description text, statement_descriptor text, capture boolean,
+         require_auth boolean, metadata jsonb, idempotency_key text)
+     ), taken AS (
+       UPDATE sources s SET used = true, updated_at = now()
+       FROM v
+       WHERE s.id = ANY($2::text[]) AND s.id = v.source_id AND s.account_id = v.account_id
+         AND s.livemode = v.livemode AND s.used = false AND s.customer_id IS NULL AND s.vaulted = false
+       RETURNING v.id AS charge_id, ${selectPrefixed('s', SOURCE_WITH_SECRETS, 's_')}
      ), charge AS (
        INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
          description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key)
-       SELECT $1, $2, $3, taken.id, $5, $6, $6, $7, $8, $9, 'pending', $10, $11, 'authorize', $12::jsonb, $13 FROM taken
-       RETURNING created_at
+       SELECT v.id, v.account_id, v.livemode, v.source_id, v.customer_id, v.amount, v.amount, v.currency,
+         v.description, v.statement_descriptor, 'pending', v.capture, v.require_auth, 'authorize', v.metadata,
+         v.idempotency_key
+       FROM v JOIN taken ON taken.charge_id = v.id
      )
-     SELECT charge.created_at AS charge_created_at, ${selectPrefixed('taken', SOURCE_WITH_SECRETS, 's_')}
-     FROM charge, taken`,
-    newChargeParams(scope, c),
+     SELECT now() AS at, taken.* FROM taken`,
+    [JSON.stringify(rows), items.map((i) => i.charge.source_id)],
+    { batch: true },
   )
-  const row = res.rows[0]
-  if (!row) return undefined
-  return {
-    charge: recordedCharge(scope, c, row.charge_created_at as string),
-    source: pick<SourceRow & SourceSecrets>(row, SOURCE_WITH_SECRETS, 's_') as SourceRow & SourceSecrets,
-  }
+  const taken = new Map(res.rows.map((r) => [r.charge_id as string, r]))
+  return items.map(({ scope, charge }) => {
+    const row = taken.get(charge.id)
+    if (!row) return undefined
+    return {
+      // the charge's default time: the transaction's, as the source's
+      charge: recordedCharge(scope, charge, row.at as string),
+      source: pick<SourceRow & SourceSecrets>(row, SOURCE_WITH_SECRETS, 's_') as SourceRow & SourceSecrets,
+    }
+  })
 }
 
 /** With `lock`, the row stays locked until the transaction ends. */
@@ -224,11 +251,17 @@ export async function claimAbandoned(db: Queryable, timeoutMs: number, limit = 2
   return res.rows
 }
 
+/**
+ * Claims refunds pending longer than `graceMs`, one sweeper each. The charge is locked with its
+ * refund, first, as the refund operations lock them: the claim writes the charge's row too
+ * (migration 010), and taking the two in the other order could deadlock with a refund settling.
+ */
 export async function claimPendingRefunds(db: Queryable, graceMs: number, limit = 20): Promise<RefundRow[]> {
   const res = await db.query<RefundRow>(
     `UPDATE refunds SET updated_at = now() WHERE id IN (
-       SELECT id FROM refunds WHERE status = 'pending' AND updated_at < now() - $1 * interval '1 millisecond'
-       ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+       SELECT r.id FROM refunds r JOIN charges c ON c.id = r.charge_id
+       WHERE r.status = 'pending' AND r.updated_at < now() - $1 * interval '1 millisecond'
+       ORDER BY r.updated_at LIMIT $2 FOR UPDATE OF c, r SKIP LOCKED)
      RETURNING *`,
     [graceMs, limit],
   )
@@ -275,33 +308,105 @@ export type ChargeViewRow = Pick<ChargeRow, (typeof CHARGE_VIEW_NAMES)[number]>
 export type RefundViewRow = Pick<RefundRow, (typeof REFUND_VIEW_NAMES)[number]>
 
 /**
- * A page of charges with their sources and refunds, in one statement answering one JSON value.
- * Only the columns the views show: every other one would be turned into JSON by PostgreSQL and
- * parsed again by the service for nothing.
+ * What tells a rendered charge from a stale one: the row versions (`xmin`) of the charge and its
+ * source. A refund's writes write its charge's row too (migration 010), so the refunds need no
+ * version of their own.
  */
-export async function listChargesWithDetails(
+export interface ChargeVersion {
+  id: string
+  version: string
+}
+
+const versionOf = (chargeXmin: unknown, sourceXmin: unknown) => `${chargeXmin}.${sourceXmin}`
+
+/**
+ * Pages of charges, newest first, as their ids and versions, for a batch of list requests
+ * (store/batch.ts), each with its own scope, cursor and size, in one statement: per page an index
+ * walk and a key lookup per charge. Undefined for a page whose cursor names no charge of its scope.
+ */
+export async function listChargeVersions(
+  db: Queryable,
+  items: readonly { scope: Scope; page: PageRequest }[],
+): Promise<(Page<ChargeVersion> | undefined)[]> {
+  const requests = items.map(({ scope, page }, n) => ({
+    n,
+    account_id: scope.accountId,
+    livemode: scope.livemode,
+    start_after: page.startAfter ?? null,
+    // one more row than asked tells whether there are more
+    rows: page.limit + 1,
+  }))
+  // A page with a cursor and one without walk the index from different bounds; each branch is
+  // gated on its own case, so the walk always starts at its bound.
+  const res = await db.query<{ n: number; cursor_ok: boolean; id: string | null; cv: unknown; sv: unknown }>(
+    `SELECT r.n, r.cursor_ok, c.id, c.cv, (SELECT s.xmin FROM sources s WHERE s.id = c.source_id) AS sv
+     FROM (
+       SELECT r.*, (r.start_after IS NULL OR (
+           SELECT true FROM charges x WHERE x.id = r.start_after AND x.account_id = r.account_id AND x.livemode = r.livemode
+         ) IS NOT NULL) AS cursor_ok
+       FROM jsonb_to_recordset($1::jsonb) AS r(n integer, account_id text, livemode boolean, start_after text,
+         rows integer)
+     ) r
+     LEFT JOIN LATERAL (
+       (SELECT c.id, c.xmin AS cv, c.source_id FROM charges c
+        WHERE r.start_after IS NULL AND c.account_id = r.account_id AND c.livemode = r.livemode
+        ORDER BY c.id DESC LIMIT r.rows)
+       UNION ALL
+       (SELECT c.id, c.xmin AS cv, c.source_id FROM charges c
+        WHERE r.cursor_ok AND r.start_after IS NOT NULL AND c.account_id = r.account_id AND c.livemode = r.livemode
+          AND c.id < r.start_after
+        ORDER BY c.id DESC LIMIT r.rows)
+     ) c ON true
+     ORDER BY r.n, c.id DESC`,
+    [JSON.stringify(requests)],
+    { batch: true },
+  )
+  const pages = items.map(() => ({ ok: true, rows: [] as ChargeVersion[] }))
+  for (const r of res.rows) {
+    const page = pages[r.n] as { ok: boolean; rows: ChargeVersion[] }
+    page.ok = r.cursor_ok
+    if (r.id !== null) page.rows.push({ id: r.id, version: versionOf(r.cv, r.sv) })
+  }
+  return pages.map((p, i) => (p.ok ? toPage(p.rows, (items[i] as { page: PageRequest }).page.limit) : undefined))
+}
+
+export interface ChargeDetailsView {
+  version: string
+  charge: ChargeViewRow
+  source: SourceViewRow
+  refunds: RefundViewRow[]
+}
+
+/**
+ * Charges of the caller's with their sources and refunds, each with its version, in one statement
+ * answering one JSON value (in no particular order). Only the columns the views show: every other
+ * one would be turned into JSON by PostgreSQL and parsed again by the service for nothing.
+ */
+export async function chargesWithDetails(
   db: Queryable,
   scope: Scope,
-  page: PageRequest,
-): Promise<Page<{ charge: ChargeViewRow; source: SourceViewRow; refunds: RefundViewRow[] }>> {
-  const { where, params } = await pageWhere(db, 'charges', scope, page)
-  const res = await db.query<{ page: (ChargeViewRow & { source: SourceViewRow; refunds: RefundViewRow[] })[] }>(
-    `SELECT coalesce(json_agg(x ORDER BY x.id DESC), '[]') AS page FROM (
-       SELECT ${selectPrefixed('c', CHARGE_VIEW_NAMES, '')},
-         (SELECT to_json(s) FROM (SELECT ${selectPrefixed('s', SOURCE_VIEW_NAMES, '')} FROM sources s WHERE s.id = c.source_id) s)
+  ids: readonly string[],
+): Promise<ChargeDetailsView[]> {
+  const res = await db.query<{
+    page: (ChargeViewRow & { cv: unknown; source: SourceViewRow & { sv?: unknown }; refunds: RefundViewRow[] })[]
+  }>(
+    `SELECT coalesce(json_agg(x), '[]') AS page FROM (
+       SELECT c.xmin AS cv, ${selectPrefixed('c', CHARGE_VIEW_NAMES, '')},
+         (SELECT to_json(s) FROM (
+            SELECT s.xmin AS sv, ${selectPrefixed('s', SOURCE_VIEW_NAMES, '')} FROM sources s WHERE s.id = c.source_id) s)
            AS source,
          (SELECT coalesce(json_agg(r ORDER BY r.id), '[]') FROM (
             SELECT ${selectPrefixed('r', REFUND_VIEW_NAMES, '')} FROM refunds r WHERE r.charge_id = c.id) r) AS refunds
-       FROM charges c WHERE ${where} ORDER BY c.id DESC LIMIT $3
+       FROM charges c WHERE c.id = ANY($1::text[]) AND c.account_id = $2 AND c.livemode = $3
      ) x`,
-    params,
+    [ids, scope.accountId, scope.livemode],
   )
-  const rows = (res.rows[0]?.page ?? []).map(({ source, refunds, ...charge }) => ({
+  return (res.rows[0]?.page ?? []).map(({ cv, source: { sv, ...source }, refunds, ...charge }) => ({
+    version: versionOf(cv, sv),
     charge: timestampsFromJson(charge, CHARGE_VIEW_NAMES),
     source: timestampsFromJson(source, SOURCE_VIEW_NAMES),
     refunds: refunds.map((r) => timestampsFromJson(r, REFUND_VIEW_NAMES)),
   }))
-  return toPage(rows, page.limit)
 }
 
 /** The source and refunds of a charge, in one statement. */
@@ -386,60 +491,104 @@ export interface EventToStore {
   delivery?: { id: string; url: string; payload: string } | undefined
 }
 
+/** The source as an authorization left it: its card's check, a linked bank account, its security code erased. */
+export interface SettledSource {
+  id: string
+  card: object | null
+  bankAccount: object | null
+  eraseCvc: boolean
+  updatedAt: string
+}
+
+/** What an authorization's outcome sets on its charge. */
+export type DecidedCharge = Pick<
+  ChargeRow,
+  | 'id'
+  | 'status'
+  | 'authorized'
+  | 'captured'
+  | 'action'
+  | 'action_token'
+  | 'processor_ref'
+  | 'failure_data'
+  | 'otp_attempts'
+  | 'updated_at'
+>
+
+export interface AuthorizationOutcome {
+  scope: Scope
+  source: SettledSource
+  /** the charge as decided, worked out from the row in hand: an operation under way held it */
+  charge: DecidedCharge
+  /** made at the charge's `updated_at` */
+  event: EventToStore
+}
+
 /**
- * The outcome of an authorization in one statement, so one commit: the source as the processor
- * left it (its security code erased once the authorization is decided), the charge's patch, the
- * event and its notify call. Every value is computed by the caller, the time `at` included, so the
- * event holds exactly the charge the caller answers with.
+ * The outcomes of authorizations, for a batch (store/batch.ts), in one statement and so one
+ * commit: each source as the processor left it (its security code erased once the authorization
+ * is decided), each charge as decided with its operation done, each event and its notify call.
+ * Every value is computed by the caller, so each event holds exactly the charge its caller
+ * answers with.
  */
-export async function recordAuthorization(
-  db: Queryable,
-  scope: Scope,
-  o: {
-    at: string
-    source: { id: string; card: object | null; bankAccount: object | null; eraseCvc: boolean; updatedAt: string }
-    charge: { id: string; patch: ChargePatch }
-    event: EventToStore
-  },
-): Promise<void> {
-  const { source, event } = o
-  const params: unknown[] = [
-    source.id,
-    source.card === null ? null : JSON.stringify(source.card),
-    source.bankAccount === null ? null : JSON.stringify(source.bankAccount),
-    source.eraseCvc,
-    source.updatedAt,
-    o.charge.id,
-    o.at,
-    scope.accountId,
-    scope.livemode,
-    event.id,
-    event.type,
-    JSON.stringify(event.data),
-  ]
+export async function recordAuthorizations(db: Queryable, items: readonly AuthorizationOutcome[]): Promise<void> {
   // Without a notify call the statement leaves the deliveries table out: PostgreSQL would set up
   // the insert (its indexes and foreign key) in every execution even for no row.
-  let delivery = ''
-  if (event.delivery) {
-    params.push(event.delivery.id, event.delivery.url, event.delivery.payload)
-    const n = params.length
-    delivery = `, delivery AS (
-       INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
-       VALUES ($${n - 2}, $8, $9, $10, $11, $${n - 1}, $${n}, 'pending', now())
-     )`
-  }
-  const sets = patchSets(o.charge.patch, params)
+  const notify = items.some((i) => i.event.delivery)
+  const rows = items.map((i) => ({
+    id: i.charge.id,
+    source_id: i.source.id,
+    card: i.source.card,
+    bank_account: i.source.bankAccount,
+    erase_cvc: i.source.eraseCvc,
+    source_updated_at: i.source.updatedAt,
+    status: i.charge.status,
+    authorized: i.charge.authorized,
+    captured: i.charge.captured,
+    action: i.charge.action,
+    action_token: i.charge.action_token,
+    processor_ref: i.charge.processor_ref,
+    failure_data: i.charge.failure_data,
+    otp_attempts: i.charge.otp_attempts,
+    at: i.charge.updated_at,
+    account_id: i.scope.accountId,
+    livemode: i.scope.livemode,
+    event_id: i.event.id,
+    event_type: i.event.type,
+    event_data: i.event.data,
+    delivery_id: i.event.delivery?.id ?? null,
+    url: i.event.delivery?.url ?? null,
+    payload: i.event.delivery?.payload ?? null,
+  }))
   await db.query(
-    `WITH settled AS (
-       UPDATE sources SET card = $2::jsonb, bank_account = $3::jsonb,
-         card_cvc_enc = CASE WHEN $4 THEN NULL ELSE card_cvc_enc END, updated_at = $5
-       WHERE id = $1
+    `WITH v AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, source_id text, card jsonb, bank_account jsonb,
+         erase_cvc boolean, source_updated_at timestamptz, status text, authorized boolean, captured boolean,
+         action jsonb, action_token text, processor_ref text, failure_data jsonb, otp_attempts integer,
+         at timestamptz, account_id text, livemode boolean, event_id text, event_type text, event_data jsonb,
+         delivery_id text, url text, payload text)
+     ), settled AS (
+       UPDATE sources s SET card = v.card, bank_account = v.bank_account,
+         card_cvc_enc = CASE WHEN v.erase_cvc THEN NULL ELSE s.card_cvc_enc END, updated_at = v.source_updated_at
+       FROM v WHERE s.id = ANY($2::text[]) AND s.id = v.source_id
      ), event AS (
        INSERT INTO events (id, account_id, livemode, type, charge_id, data, created_at)
-       VALUES ($10, $8, $9, $11, $6, $12::jsonb, $7)
-     )${delivery}
-     UPDATE charges SET ${sets}, updated_at = $7 WHERE id = $6`,
-    params,
+       SELECT v.event_id, v.account_id, v.livemode, v.event_type, v.id, v.event_data, v.at FROM v
+     )${
+       notify
+         ? `, delivery AS (
+       INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
+       SELECT v.delivery_id, v.account_id, v.livemode, v.event_id, v.event_type, v.url, v.payload, 'pending', now()
+       FROM v WHERE v.delivery_id IS NOT NULL
+     )`
+         : ''
+     }
+     UPDATE charges c SET status = v.status, authorized = v.authorized, captured = v.captured, processing = NULL,
+       action = v.action, action_token = v.action_token, processor_ref = v.processor_ref,
+       failure_data = v.failure_data, otp_attempts = v.otp_attempts, updated_at = v.at
+     FROM v WHERE c.id = ANY($3::text[]) AND c.id = v.id`,
+    [JSON.stringify(rows), items.map((i) => i.source.id), items.map((i) => i.charge.id)],
+    { batch: true },
   )
 }
 

@@ -35,18 +35,44 @@ function unjoin(rows: Record<string, unknown>[]): CustomerWithSources | undefine
   return { customer, sources: attached }
 }
 
-/** A customer and the sources attached to it, in one statement. */
-export async function getCustomerWithSources(
+/** A customer's sources, each found by the index on customer_id (a lateral join cannot be hashed). */
+const SOURCES_OF_C = `LEFT JOIN LATERAL (SELECT * FROM sources s WHERE s.customer_id = c.id) s ON true`
+
+/** Rows of customers joined with their sources, for each of `items` in order, by id and scope. */
+function unjoinEach(
+  rows: Record<string, unknown>[],
+  items: readonly { scope: Scope; id: string }[],
+): (CustomerWithSources | undefined)[] {
+  const byId = new Map<string, Record<string, unknown>[]>()
+  for (const r of rows) {
+    const id = r.id as string
+    const group = byId.get(id)
+    if (group) group.push(r)
+    else byId.set(id, [r])
+  }
+  return items.map(({ scope, id }) => {
+    const group = byId.get(id)
+    const first = group?.[0]
+    if (!group || !first || first.account_id !== scope.accountId || first.livemode !== scope.livemode) return undefined
+    return unjoin(group)
+  })
+}
+
+/**
+ * Customers and the sources attached to them, for a batch of retrieves (store/batch.ts), in one
+ * statement; undefined for an id that names no customer of its caller's scope.
+ */
+export async function getCustomersWithSources(
   db: Queryable,
-  scope: Scope,
-  id: string,
-): Promise<CustomerWithSources | undefined> {
+  items: readonly { scope: Scope; id: string }[],
+): Promise<(CustomerWithSources | undefined)[]> {
   const res = await db.query<Record<string, unknown>>(
-    `SELECT ${JOINED} FROM customers c LEFT JOIN sources s ON s.customer_id = c.id
-     WHERE c.id = $1 AND c.account_id = $2 AND c.livemode = $3 ORDER BY s.id`,
-    [id, scope.accountId, scope.livemode],
+    `SELECT c.account_id, ${JOINED} FROM customers c ${SOURCES_OF_C}
+     WHERE c.id = ANY($1::text[]) ORDER BY c.id, s.id`,
+    [items.map((i) => i.id)],
+    { batch: true },
   )
-  return unjoin(res.rows)
+  return unjoinEach(res.rows, items)
 }
 
 export async function insertCustomer(
@@ -101,37 +127,47 @@ export function listCustomers(db: Queryable, scope: Scope, page: PageRequest): P
   return listPage<CustomerRow>(db, 'customers', COLUMNS, scope, page)
 }
 
+export interface CustomerUpdate {
+  scope: Scope
+  id: string
+  patch: { mobile_number?: string | undefined; description?: string | undefined; metadata?: object | undefined }
+}
+
 /**
- * Absent fields keep their value; metadata, when given, replaces the whole object. Answers the
- * customer as updated, with its sources, in one statement.
+ * Updates of customers, for a batch (store/batch.ts, never two of one customer), in one statement:
+ * absent fields keep their value; metadata, when given, replaces the whole object. Answers each
+ * customer as updated, with its sources; undefined for an id that names no customer of its scope.
  */
-export async function updateCustomer(
+export async function updateCustomers(
   db: Queryable,
-  scope: Scope,
-  id: string,
-  patch: { mobile_number?: string | undefined; description?: string | undefined; metadata?: object | undefined },
-): Promise<CustomerWithSources | undefined> {
+  items: readonly CustomerUpdate[],
+): Promise<(CustomerWithSources | undefined)[]> {
+  const rows = items.map(({ scope, id, patch }) => ({
+    id,
+    account_id: scope.accountId,
+    livemode: scope.livemode,
+    mobile_number: patch.mobile_number ?? null,
+    description: patch.description ?? null,
+    metadata: patch.metadata ?? null,
+  }))
   const res = await db.query<Record<string, unknown>>(
-    `WITH c AS (
-       UPDATE customers SET
-         mobile_number = COALESCE($4, mobile_number),
-         description = COALESCE($5, description),
-         metadata = COALESCE($6::jsonb, metadata),
+    `WITH v AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, account_id text, livemode boolean,
+         mobile_number text, description text, metadata jsonb)
+     ), c AS (
+       UPDATE customers c SET
+         mobile_number = COALESCE(v.mobile_number, c.mobile_number),
+         description = COALESCE(v.description, c.description),
+         metadata = COALESCE(v.metadata, c.metadata),
          updated_at = now()
-       WHERE id = $1 AND account_id = $2 AND livemode = $3
-       RETURNING ${COLUMNS}
+       FROM v WHERE c.id = ANY($2::text[]) AND c.id = v.id AND c.account_id = v.account_id AND c.livemode = v.livemode
+       RETURNING c.account_id, ${selectPrefixed('c', NAMES, '')}
      )
-     SELECT ${JOINED} FROM c LEFT JOIN sources s ON s.customer_id = c.id ORDER BY s.id`,
-    [
-      id,
-      scope.accountId,
-      scope.livemode,
-      patch.mobile_number ?? null,
-      patch.description ?? null,
-      patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
-    ],
+     SELECT c.account_id, ${JOINED} FROM c ${SOURCES_OF_C} ORDER BY c.id, s.id`,
+    [JSON.stringify(rows), items.map((i) => i.id)],
+    { batch: true },
   )
-  return unjoin(res.rows)
+  return unjoinEach(res.rows, items)
 }
 
 export async function deleteCustomer(db: Queryable, scope: Scope, id: string): Promise<boolean> {

@@ -10,8 +10,18 @@ export interface QueryResult<R> {
 }
 
 /** What a repository needs: run one statement. Both a pool and an open transaction are this. */
+export interface QueryOptions {
+  /**
+   * A statement over the rows of a batch (store/batch.ts), joining them to the tables by key. It
+   * runs on connections of its own, where sequential scans are off: a plan is made on a
+   * connection's first execution and kept, and one made while a table was young (small enough to
+   * read whole) was kept as the table grew, every batch then reading every row.
+   */
+  batch?: boolean
+}
+
 export interface Queryable {
-  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>>
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<R>>
   /** several statements without parameters, for migrations */
   exec(sql: string): Promise<void>
 }
@@ -45,6 +55,9 @@ export function formatTimestamp(text: string): string {
 // Amounts are bigint columns; every amount the API accepts is a safe integer.
 const parseInt8 = (v: string) => Number(v)
 
+/** Connections each process keeps, besides its pool, for the statements of batches. */
+export const BATCH_CONNECTIONS = 4
+
 export interface PostgresOptions {
   url: string
   poolSize?: number
@@ -59,20 +72,26 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
   // of a page's instructions (bench/pg-instructions.sh), and a plan that could change under load.
   const settings = ['-c TimeZone=UTC', '-c plan_cache_mode=force_generic_plan']
   if (opts.schema) settings.push(`-c search_path=${opts.schema}`)
-  const pool = new pg.Pool({
-    connectionString: opts.url,
-    max: opts.poolSize ?? 10,
-    options: settings.join(' '),
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-        if (oid === INT8) return parseInt8
-        if (oid === TIMESTAMPTZ) return formatTimestamp
-        return pg.types.getTypeParser(oid, format)
-      }) as typeof pg.types.getTypeParser,
-    },
-  })
-  // an idle client that loses its connection must not take the process down
-  pool.on('error', () => {})
+  const openPool = (max: number, extra: string[] = []) => {
+    const p = new pg.Pool({
+      connectionString: opts.url,
+      max,
+      options: [...settings, ...extra].join(' '),
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+          if (oid === INT8) return parseInt8
+          if (oid === TIMESTAMPTZ) return formatTimestamp
+          return pg.types.getTypeParser(oid, format)
+        }) as typeof pg.types.getTypeParser,
+      },
+    })
+    // an idle client that loses its connection must not take the process down
+    p.on('error', () => {})
+    return p
+  }
+  const pool = openPool(opts.poolSize ?? 10)
+  // each kind of batch has one statement in flight at a time (store/batch.ts)
+  const batchPool = openPool(BATCH_CONNECTIONS, ['-c enable_seqscan=off'])
   // Every statement is named by its text, so each connection parses and plans it once and then
   // only binds values. The texts are the store's own, so their number is bounded.
   const names = new Map<string, string>()
@@ -91,7 +110,7 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
   await pool.query('SELECT 1')
   return {
     kind: 'postgres',
-    query: (sql, params) => query(pool, sql, params),
+    query: (sql, params, options) => query(options?.batch ? batchPool : pool, sql, params),
     exec: async (sql) => {
       await pool.query(sql)
     },
@@ -114,7 +133,9 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
         client.release()
       }
     },
-    close: () => pool.end(),
+    async close() {
+      await Promise.all([pool.end(), batchPool.end()])
+    },
   }
 }
 

@@ -54,32 +54,41 @@ export const SOURCE_VIEW_NAMES = [
 
 export type SourceViewRow = Pick<SourceRow, (typeof SOURCE_VIEW_NAMES)[number]>
 
-const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v))
-
 /**
- * The row is built from the values in hand; only the time comes back from PostgreSQL, so that
- * every stored time is the database's clock and the driver reads one column, not fourteen.
+ * New sources, for the callers of a batch (store/batch.ts), each with its own scope, in one
+ * statement and one commit. The rows are built from the values in hand (storedSource); only the
+ * time comes back from PostgreSQL, the same for all, so that every stored time is the database's
+ * clock and the driver reads one column, not fourteen.
  */
-export async function insertSource(db: Queryable, scope: Scope, s: NewSource): Promise<SourceRow> {
+export async function insertSources(db: Queryable, items: { scope: Scope; source: NewSource }[]): Promise<string> {
+  const rows = items.map(({ scope, source: s }) => ({
+    id: s.id,
+    account_id: scope.accountId,
+    livemode: scope.livemode,
+    type: s.type,
+    card: s.card,
+    card_number_enc: s.cardNumberEnc,
+    card_cvc_enc: s.cardCvcEnc,
+    redirect: s.redirect,
+    owner: s.owner,
+    idempotency_key: s.idempotencyKey,
+  }))
   const res = await db.query<{ created_at: string }>(
     `INSERT INTO sources (id, account_id, livemode, type, card, card_number_enc, card_cvc_enc,
        redirect, owner, metadata, idempotency_key)
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9::jsonb, '{}'::jsonb, $10)
+     SELECT v.id, v.account_id, v.livemode, v.type, v.card, v.card_number_enc, v.card_cvc_enc, v.redirect, v.owner,
+       '{}'::jsonb, v.idempotency_key
+     FROM jsonb_to_recordset($1::jsonb) AS v(id text, account_id text, livemode boolean, type text, card jsonb,
+       card_number_enc text, card_cvc_enc text, redirect jsonb, owner jsonb, idempotency_key text)
      RETURNING created_at`,
-    [
-      s.id,
-      scope.accountId,
-      scope.livemode,
-      s.type,
-      json(s.card),
-      s.cardNumberEnc,
-      s.cardCvcEnc,
-      json(s.redirect),
-      json(s.owner),
-      s.idempotencyKey,
-    ],
+    [JSON.stringify(rows)],
+    { batch: true },
   )
-  const createdAt = (res.rows[0] as { created_at: string }).created_at
+  return (res.rows[0] as { created_at: string }).created_at
+}
+
+/** The row of a source just stored, from the values in hand and the time PostgreSQL gave it. */
+export function storedSource(scope: Scope, s: NewSource, createdAt: string): SourceRow {
   return {
     id: s.id,
     account_id: scope.accountId,

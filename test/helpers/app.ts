@@ -74,7 +74,10 @@ export interface TestApp {
 }
 
 /** App settings besides the services' options: rate limiting, the notify worker. */
-export type AppExtras = Pick<AppDeps, 'rateLimit' | 'notify' | 'bodyLimit' | 'recovery' | 'idempotencyLeaseSeconds'>
+export type AppExtras = Pick<
+  AppDeps,
+  'rateLimit' | 'notify' | 'bodyLimit' | 'recovery' | 'idempotencyLeaseSeconds' | 'renderedViews'
+>
 
 export async function buildApp(
   db: Db,

@@ -2,9 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Services } from '../../services/index.js'
 import { baseUrlOf } from '../base-url.js'
 import { pageOf } from '../lists.js'
+import { listJson, type RenderedSettings, renderedObjects } from '../rendered.js'
 import {
   CaptureBody,
   Charge,
+  type ChargeView,
   CreateChargeBody,
   RefundBody,
   TestAuthorizeBody,
@@ -16,11 +18,13 @@ import { IdParams, ListOf, ListQuery, withErrors } from '../schemas/common.js'
 const Params = IdParams('ch_id', 'ch_')
 const tags = ['charges']
 
-export const chargeRoutes: FastifyPluginAsyncTypebox<{ services: Services; publicUrl?: string | undefined }> = async (
-  app,
-  { services, publicUrl },
-) => {
+export const chargeRoutes: FastifyPluginAsyncTypebox<{
+  services: Services
+  publicUrl?: string | undefined
+  rendered: RenderedSettings
+}> = async (app, { services, publicUrl, rendered: renderedSettings }) => {
   const charges = services.charges
+  const rendered = renderedObjects<ChargeView>(renderedSettings)
 
   app.post(
     '/v2/charges/',
@@ -50,7 +54,15 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         response: withErrors({ 200: ListOf(Charge) }),
       },
     },
-    (req) => pageOf('/v2/charges/', req.query, (page) => charges.list(req.caller, page)),
+    async (req, reply) => {
+      const list = await pageOf('/v2/charges/', req.query, (page) => charges.list(req.caller, page))
+      const items = await rendered.render(
+        list.data,
+        (ids) => charges.views(req.caller, ids),
+        reply.compileSerializationSchema(Charge as unknown as Record<string, unknown>) as (view: ChargeView) => string,
+      )
+      return reply.type('application/json').send(listJson(list.next, items) as never)
+    },
   )
 
   app.get(
