@@ -15,8 +15,9 @@ export interface BatchOptions<I> {
  * than `maxInFlight` batches are under way runs at once, alone; calls made while that many are
  * wait, and go together as the next batch as soon as one returns. Under no load nothing waits;
  * under load each round trip and commit serves many requests instead of one. One batch in flight
- * (the default) gave the most charges a second on two cores: 2 100-2 960 against 1 650-2 430 with
- * two and 1 850-1 870 with four (bench/README.md, ninth round).
+ * (the default) made the most charges a second on two cores: at 10 connections 2 083-2 240
+ * against 1 289-1 649 with two; at 50, 2 743-3 345 against 2 520-2 883 with two and 2 740-2 948
+ * with three (bench/README.md, ninth round).
  *
  * `run` answers one result per item, in order. When a batch of several fails, each of its items is
  * run again alone: the statement wrote nothing, and one bad item must not fail the others.
