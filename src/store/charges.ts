@@ -73,23 +73,26 @@ export interface NewCharge {
   idempotency_key: string | null
 }
 
-/** $1 … $13 of the statement that records a new charge. */
-function newChargeParams(scope: Scope, c: NewCharge): unknown[] {
-  return [
-    c.id,
-    scope.accountId,
-    scope.livemode,
-    c.source_id,
-    c.customer_id,
-    c.amount,
-    c.currency,
-    c.description,
-    c.statement_descriptor,
-    c.capture,
-    c.require_auth,
-    JSON.stringify(c.metadata),
-    c.idempotency_key,
-  ]
+/**
+ * The columns a new charge is recorded with, from the values in hand, in the order of the
+ * insert's parameters ($1 … $13 of insertCharge).
+ */
+function newChargeColumns(scope: Scope, c: NewCharge) {
+  return {
+    id: c.id,
+    account_id: scope.accountId,
+    livemode: scope.livemode,
+    source_id: c.source_id,
+    customer_id: c.customer_id,
+    amount: c.amount,
+    currency: c.currency,
+    description: c.description,
+    statement_descriptor: c.statement_descriptor,
+    capture: c.capture,
+    require_auth: c.require_auth,
+    metadata: c.metadata,
+    idempotency_key: c.idempotency_key,
+  }
 }
 
 /**
@@ -98,22 +101,12 @@ function newChargeParams(scope: Scope, c: NewCharge): unknown[] {
  */
 function recordedCharge(scope: Scope, c: NewCharge, createdAt: string): ChargeRow {
   return {
-    id: c.id,
-    account_id: scope.accountId,
-    livemode: scope.livemode,
-    source_id: c.source_id,
-    customer_id: c.customer_id,
-    amount: c.amount,
+    ...newChargeColumns(scope, c),
     amount_authorized: c.amount,
     amount_refunded: 0,
-    currency: c.currency,
-    description: c.description,
-    statement_descriptor: c.statement_descriptor,
     status: 'pending',
     authorized: false,
     captured: false,
-    capture: c.capture,
-    require_auth: c.require_auth,
     processing: 'authorize',
     action: null,
     action_token: null,
@@ -134,7 +127,7 @@ export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): P
        description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key)
      VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, 'pending', $10, $11, 'authorize', $12::jsonb, $13)
      RETURNING created_at`,
-    newChargeParams(scope, c),
+    Object.values({ ...newChargeColumns(scope, c), metadata: JSON.stringify(c.metadata) }),
   )
   return recordedCharge(scope, c, (res.rows[0] as { created_at: string }).created_at)
 }
@@ -149,21 +142,7 @@ export async function insertChargesTakingFreeSources(
   db: Queryable,
   items: readonly { scope: Scope; charge: NewCharge }[],
 ): Promise<({ charge: ChargeRow; source: SourceRow & SourceSecrets } | undefined)[]> {
-  const rows = items.map(({ scope, charge: c }) => ({
-    id: c.id,
-    account_id: scope.accountId,
-    livemode: scope.livemode,
-    source_id: c.source_id,
-    customer_id: c.customer_id,
-    amount: c.amount,
-    currency: c.currency,
-    description: c.description,
-    statement_descriptor: c.statement_descriptor,
-    capture: c.capture,
-    require_auth: c.require_auth,
-    metadata: c.metadata,
-    idempotency_key: c.idempotency_key,
-  }))
+  const rows = items.map(({ scope, charge }) => newChargeColumns(scope, charge))
   const res = await db.query<Record<string, unknown>>(
     `WITH v AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, account_id text, livemode boolean, source_id text,
