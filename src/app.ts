@@ -17,7 +17,7 @@ import { hashApiKey } from './domain/keys.js'
 import { AppError } from './errors.js'
 import { authHook, keyFromHeader } from './http/auth.js'
 import { registerIdempotency } from './http/idempotency.js'
-import type { RenderedSettings } from './http/rendered.js'
+import { DEFAULT_RENDERED_ENTRIES, type RenderedSettings } from './http/rendered.js'
 import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
 import { deliveryRoutes } from './http/routes/deliveries.js'
@@ -52,7 +52,7 @@ export interface AppDeps {
   idempotencyLeaseSeconds?: number | undefined
   /** requests per key per window; absent, no limit. With a Redis client the count is shared. */
   rateLimit?: RateLimitSettings | undefined
-  /** rendered charges kept for lists (src/http/rendered.ts); 10 000 when absent */
+  /** rendered charges kept for lists (src/http/rendered.ts); DEFAULT_RENDERED_ENTRIES when absent */
   renderedViews?: RenderedSettings | undefined
 }
 
@@ -321,7 +321,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(chargeRoutes, {
       services,
       publicUrl: options.publicUrl,
-      rendered: deps.renderedViews ?? { entries: 10_000 },
+      rendered: deps.renderedViews ?? { entries: DEFAULT_RENDERED_ENTRIES },
     })
     await api.register(eventRoutes, { services })
     await api.register(deliveryRoutes, { services })

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { Value } from 'typebox/value'
+import { DEFAULT_RENDERED_ENTRIES } from './http/rendered.js'
 
 /**
  * All configuration comes from the environment and is validated here, once, so a bad value stops
@@ -42,7 +43,7 @@ const ConfigSchema = Type.Object({
   JACKDAW_RATE_LIMIT: Type.Integer({ minimum: 1, default: 100 }),
   JACKDAW_RATE_WINDOW_MS: Type.Integer({ minimum: 100, default: 1000 }),
   /** rendered charges a process keeps for lists; 0 renders every listed charge again */
-  JACKDAW_RENDER_CACHE_ENTRIES: Type.Integer({ minimum: 0, maximum: 1000000, default: 10000 }),
+  JACKDAW_RENDER_CACHE_ENTRIES: Type.Integer({ minimum: 0, maximum: 1000000, default: DEFAULT_RENDERED_ENTRIES }),
   JACKDAW_BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 10485760, default: 65536 }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     default: 'info',

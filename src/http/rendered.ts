@@ -7,6 +7,9 @@ export interface Versioned<V> {
   view: V
 }
 
+/** Renderings a process keeps when nothing else is set. */
+export const DEFAULT_RENDERED_ENTRIES = 10_000
+
 export interface RenderedSettings {
   /** renderings kept; 0 keeps none, and every object is read and rendered again */
   entries: number
