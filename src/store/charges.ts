@@ -96,15 +96,17 @@ function newChargeColumns(scope: Scope, c: NewCharge) {
 }
 
 /**
- * The row of a charge just recorded, from the values in hand and the time PostgreSQL gave it:
- * the driver then reads one column of the charge, not twenty-six.
+ * The row of a new charge, pending with its authorization under way, from the values in hand and
+ * its creation time (for one just recorded, the time PostgreSQL gave it: the driver then reads one
+ * column of the charge, not twenty-six).
  */
-function recordedCharge(scope: Scope, c: NewCharge, createdAt: string): ChargeRow {
-  return {
-    ...newChargeColumns(scope, c),
+export function recordedCharge(scope: Scope, c: NewCharge, createdAt: string): ChargeRow {
+  // Object.assign, not a spread: a spread followed by new keys cost Node 20 about 800 ns a key
+  // (12 µs here, 9% of a charge's CPU), assigning them to the new object 0.3 µs in all
+  return Object.assign(newChargeColumns(scope, c), {
     amount_authorized: c.amount,
     amount_refunded: 0,
-    status: 'pending',
+    status: 'pending' as const,
     authorized: false,
     captured: false,
     processing: 'authorize',
@@ -117,7 +119,7 @@ function recordedCharge(scope: Scope, c: NewCharge, createdAt: string): ChargeRo
     operation_key: null,
     created_at: createdAt,
     updated_at: createdAt,
-  }
+  })
 }
 
 /** A new charge is recorded before the processor is called: pending, with the call under way. */
@@ -503,18 +505,9 @@ export interface AuthorizationOutcome {
   event: EventToStore
 }
 
-/**
- * The outcomes of authorizations, for a batch (store/batch.ts), in one statement and so one
- * commit: each source as the processor left it (its security code erased once the authorization
- * is decided), each charge as decided with its operation done, each event and its notify call.
- * Every value is computed by the caller, so each event holds exactly the charge its caller
- * answers with.
- */
-export async function recordAuthorizations(db: Queryable, items: readonly AuthorizationOutcome[]): Promise<void> {
-  // Without a notify call the statement leaves the deliveries table out: PostgreSQL would set up
-  // the insert (its indexes and foreign key) in every execution even for no row.
-  const notify = items.some((i) => i.event.delivery)
-  const rows = items.map((i) => ({
+/** An outcome's values, one row of a batch's `jsonb_to_recordset` (OUTCOME_RECORD). */
+function outcomeRow(i: AuthorizationOutcome) {
+  return {
     id: i.charge.id,
     source_id: i.source.id,
     card: i.source.card,
@@ -538,37 +531,112 @@ export async function recordAuthorizations(db: Queryable, items: readonly Author
     delivery_id: i.event.delivery?.id ?? null,
     url: i.event.delivery?.url ?? null,
     payload: i.event.delivery?.payload ?? null,
-  }))
-  await db.query(
-    `WITH v AS (
-       SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, source_id text, card jsonb, bank_account jsonb,
-         erase_cvc boolean, source_updated_at timestamptz, status text, authorized boolean, captured boolean,
-         action jsonb, action_token text, processor_ref text, failure_data jsonb, otp_attempts integer,
-         at timestamptz, account_id text, livemode boolean, event_id text, event_type text, event_data jsonb,
-         delivery_id text, url text, payload text)
-     ), settled AS (
-       UPDATE sources s SET card = v.card, bank_account = v.bank_account,
-         card_cvc_enc = CASE WHEN v.erase_cvc THEN NULL ELSE s.card_cvc_enc END, updated_at = v.source_updated_at
-       FROM v WHERE s.id = ANY($2::text[]) AND s.id = v.source_id
-     ), event AS (
+  }
+}
+
+const OUTCOME_RECORD = `id text, source_id text, card jsonb, bank_account jsonb, erase_cvc boolean,
+  source_updated_at timestamptz, status text, authorized boolean, captured boolean, action jsonb, action_token text,
+  processor_ref text, failure_data jsonb, otp_attempts integer, at timestamptz, account_id text, livemode boolean,
+  event_id text, event_type text, event_data jsonb, delivery_id text, url text, payload text`
+
+/** The source as the processor left it; its security code erased once the authorization is decided. */
+const SETTLE_SOURCE = `card = v.card, bank_account = v.bank_account,
+  card_cvc_enc = CASE WHEN v.erase_cvc THEN NULL ELSE s.card_cvc_enc END, updated_at = v.source_updated_at`
+
+/**
+ * The statement's parts that store each outcome's event and its notify call, for the rows of
+ * `rows` (`v`, or `v` joined to what was written). Without a notify call in the batch they leave
+ * the deliveries table out: PostgreSQL would set up the insert (its indexes and foreign key) in
+ * every execution even for no row.
+ */
+function eventsWithNotifyCalls(rows: string, notify: boolean): string {
+  const event = `event AS (
        INSERT INTO events (id, account_id, livemode, type, charge_id, data, created_at)
-       SELECT v.event_id, v.account_id, v.livemode, v.event_type, v.id, v.event_data, v.at FROM v
-     )${
-       notify
-         ? `, delivery AS (
+       SELECT v.event_id, v.account_id, v.livemode, v.event_type, v.id, v.event_data, v.at FROM ${rows}
+     )`
+  if (!notify) return event
+  return `${event}, delivery AS (
        INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
        SELECT v.delivery_id, v.account_id, v.livemode, v.event_id, v.event_type, v.url, v.payload, 'pending', now()
-       FROM v WHERE v.delivery_id IS NOT NULL
+       FROM ${rows} WHERE v.delivery_id IS NOT NULL
      )`
-         : ''
-     }
+}
+
+/**
+ * The outcomes of authorizations, for a batch (store/batch.ts), in one statement and so one
+ * commit: each source as the processor left it, each charge as decided with its operation done,
+ * each event and its notify call. Every value is computed by the caller, so each event holds
+ * exactly the charge its caller answers with.
+ */
+export async function recordAuthorizations(db: Queryable, items: readonly AuthorizationOutcome[]): Promise<void> {
+  await db.query(
+    `WITH v AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(${OUTCOME_RECORD})
+     ), settled AS (
+       UPDATE sources s SET ${SETTLE_SOURCE}
+       FROM v WHERE s.id = ANY($2::text[]) AND s.id = v.source_id
+     ), ${eventsWithNotifyCalls(
+       'v',
+       items.some((i) => i.event.delivery),
+     )}
      UPDATE charges c SET status = v.status, authorized = v.authorized, captured = v.captured, processing = NULL,
        action = v.action, action_token = v.action_token, processor_ref = v.processor_ref,
        failure_data = v.failure_data, otp_attempts = v.otp_attempts, updated_at = v.at
      FROM v WHERE c.id = ANY($3::text[]) AND c.id = v.id`,
-    [JSON.stringify(rows), items.map((i) => i.source.id), items.map((i) => i.charge.id)],
+    [JSON.stringify(items.map(outcomeRow)), items.map((i) => i.source.id), items.map((i) => i.charge.id)],
     { batch: true },
   )
+}
+
+/** A charge decided before it was recorded: as asked for, when, and the outcome. */
+export interface DecidedNewCharge extends AuthorizationOutcome {
+  asked: NewCharge
+  createdAt: string
+}
+
+/**
+ * Charges decided before they were recorded (a processor that decides in process), for a batch
+ * (store/batch.ts), in one statement and one commit: each takes its source if that is still unused
+ * and belongs to no customer, and is recorded as decided, with its source as the processor left it,
+ * its event and its notify call. Answers per charge, in order, whether it took its source; one that
+ * did not wrote nothing. Of two charges of one batch on one source, one takes it.
+ */
+export async function insertDecidedChargesTakingFreeSources(
+  db: Queryable,
+  items: readonly DecidedNewCharge[],
+): Promise<boolean[]> {
+  const rows = items.map((i) =>
+    Object.assign(outcomeRow(i), newChargeColumns(i.scope, i.asked), { created_at: i.createdAt }),
+  )
+  const res = await db.query<{ id: string }>(
+    `WITH v AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(${OUTCOME_RECORD}, customer_id text, amount bigint,
+         currency text, description text, statement_descriptor text, capture boolean, require_auth boolean,
+         metadata jsonb, idempotency_key text, created_at timestamptz)
+     ), taken AS (
+       UPDATE sources s SET used = true, ${SETTLE_SOURCE}
+       FROM v
+       WHERE s.id = ANY($2::text[]) AND s.id = v.source_id AND s.account_id = v.account_id
+         AND s.livemode = v.livemode AND s.used = false AND s.customer_id IS NULL AND s.vaulted = false
+       RETURNING v.id
+     ), charge AS (
+       INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
+         description, statement_descriptor, status, authorized, captured, capture, require_auth, action,
+         action_token, processor_ref, failure_data, metadata, idempotency_key, created_at, updated_at)
+       SELECT v.id, v.account_id, v.livemode, v.source_id, v.customer_id, v.amount, v.amount, v.currency,
+         v.description, v.statement_descriptor, v.status, v.authorized, v.captured, v.capture, v.require_auth,
+         v.action, v.action_token, v.processor_ref, v.failure_data, v.metadata, v.idempotency_key, v.created_at, v.at
+       FROM v JOIN taken USING (id)
+     ), ${eventsWithNotifyCalls(
+       'v JOIN taken USING (id)',
+       items.some((i) => i.event.delivery),
+     )}
+     SELECT id FROM taken`,
+    [JSON.stringify(rows), items.map((i) => i.source.id)],
+    { batch: true },
+  )
+  const taken = new Set(res.rows.map((r) => r.id))
+  return items.map((i) => taken.has(i.charge.id))
 }
 
 export async function insertRefund(

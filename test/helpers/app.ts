@@ -79,6 +79,24 @@ export type AppExtras = Pick<
   'rateLimit' | 'notify' | 'bodyLimit' | 'recovery' | 'idempotencyLeaseSeconds' | 'renderedViews'
 >
 
+/**
+ * The store, with every statement sent through its `query` pushed onto `statements` first; closing
+ * it leaves the store open, for the test app that owns it.
+ */
+export function recordingDb(db: Db, statements: string[]): Db {
+  return {
+    ...db,
+    kind: db.kind,
+    query: (sql, params, options) => {
+      statements.push(sql)
+      return db.query(sql, params, options)
+    },
+    exec: (sql) => db.exec(sql),
+    transaction: (fn) => db.transaction(fn),
+    close: async () => {},
+  }
+}
+
 export async function buildApp(
   db: Db,
   vault: Vault,
