@@ -30,6 +30,8 @@ let t: TestApp
 let app: App
 /** every statement the app under test sent */
 const statements: string[] = []
+/** the parameters of each of those statements */
+const parameters: unknown[][] = []
 let recording: Db
 let sk: Client
 let skLive: Client
@@ -39,7 +41,7 @@ const clients = {} as { sk: Client; skLive: Client; otherSk: Client; other: { sk
 
 beforeAll(async () => {
   t = await testApp()
-  recording = recordingDb(t.db, statements)
+  recording = recordingDb(t.db, statements, parameters)
   ;({ app } = await buildApp(recording, t.vault, { liveProcessor: new Simulator() }))
   sk = client(app, t.account.sk_test_key)
   skLive = client(app, t.account.sk_live_key)
@@ -303,5 +305,29 @@ describe('pages of charges listed at once', () => {
     // a cursor of another caller's list names nothing in this one
     const foreign = await otherSk.get(`/v2/charges/?start_after=${firsts[0]?.body.data[0].id}`)
     expect(foreign.status).toBe(400)
+  })
+
+  it('the same page asked by many at once is read once a batch, and each caller gets all of it', async () => {
+    const paths = Array.from({ length: 30 }, (_, i) => (i % 5 === 4 ? '/v2/charges/?limit=3' : '/v2/charges/?limit=5'))
+    const callers = paths.map((_, i) => (i % 6 === 5 ? otherSk : sk))
+    const from = statements.length
+    const together = await Promise.all(paths.map((path, i) => (callers[i] as Client).get(path)))
+    const pageStatements = parameters
+      .slice(from)
+      .filter((_, i) => statements[from + i]?.includes('AS cursor_ok'))
+      .map((p) => JSON.parse(p[0] as string) as { account_id: string; start_after: string | null; rows: number }[])
+    for (const requests of pageStatements) {
+      const keys = requests.map((r) => `${r.account_id} ${r.start_after} ${r.rows}`)
+      expect(new Set(keys).size).toBe(keys.length)
+    }
+    const asked = pageStatements.reduce((sum, requests) => sum + requests.length, 0)
+    expect(asked).toBeLessThanOrEqual(paths.length)
+    if (onPostgres) expect(asked).toBeLessThan(paths.length / 2)
+    for (const [i, path] of paths.entries()) {
+      const alone = await (callers[i] as Client).get(path)
+      expect(together[i]?.status, together[i]?.text).toBe(200)
+      expect(together[i]?.text).toBe(alone.text)
+      expect(together[i]?.body.data).toHaveLength(path.endsWith('=3') ? 3 : 5)
+    }
   })
 })

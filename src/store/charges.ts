@@ -309,14 +309,28 @@ export async function listChargeVersions(
   db: Queryable,
   items: readonly { scope: Scope; page: PageRequest }[],
 ): Promise<(Page<ChargeVersion> | undefined)[]> {
-  const requests = items.map(({ scope, page }, n) => ({
-    n,
-    account_id: scope.accountId,
-    livemode: scope.livemode,
-    start_after: page.startAfter ?? null,
-    // one more row than asked tells whether there are more
-    rows: page.limit + 1,
-  }))
+  // Identical requests of one batch (the same page of the same account and mode, asked at once)
+  // are read once: the statement carries each distinct request, and each caller gets its copy.
+  const distinct = new Map<string, number>()
+  const requests: { n: number; account_id: string; livemode: boolean; start_after: string | null; rows: number }[] = []
+  const requestOf = items.map(({ scope, page }) => {
+    const start = page.startAfter ?? null
+    const key = `${scope.accountId} ${scope.livemode} ${start} ${page.limit}`
+    let n = distinct.get(key)
+    if (n === undefined) {
+      n = requests.length
+      distinct.set(key, n)
+      // one more row than asked tells whether there are more
+      requests.push({
+        n,
+        account_id: scope.accountId,
+        livemode: scope.livemode,
+        start_after: start,
+        rows: page.limit + 1,
+      })
+    }
+    return n
+  })
   // A page with a cursor and one without walk the index from different bounds; each branch is
   // gated on its own case, so the walk always starts at its bound.
   const res = await db.query<{ n: number; cursor_ok: boolean; id: string | null; cv: unknown; sv: unknown }>(
@@ -342,13 +356,16 @@ export async function listChargeVersions(
     [JSON.stringify(requests)],
     { batch: true },
   )
-  const pages = items.map(() => ({ ok: true, rows: [] as ChargeVersion[] }))
+  const pages = requests.map(() => ({ ok: true, rows: [] as ChargeVersion[] }))
   for (const r of res.rows) {
     const page = pages[r.n] as { ok: boolean; rows: ChargeVersion[] }
     page.ok = r.cursor_ok
     if (r.id !== null) page.rows.push({ id: r.id, version: versionOf(r.cv, r.sv) })
   }
-  return pages.map((p, i) => (p.ok ? toPage(p.rows, (items[i] as { page: PageRequest }).page.limit) : undefined))
+  return items.map(({ page: asked }, i) => {
+    const page = pages[requestOf[i] as number] as { ok: boolean; rows: ChargeVersion[] }
+    return page.ok ? toPage([...page.rows], asked.limit) : undefined
+  })
 }
 
 export interface ChargeDetailsView {

@@ -80,15 +80,17 @@ export type AppExtras = Pick<
 >
 
 /**
- * The store, with every statement sent through its `query` pushed onto `statements` first; closing
- * it leaves the store open, for the test app that owns it.
+ * The store, with every statement sent through its `query` pushed onto `statements` first (and its
+ * parameters onto `parameters`, when given); closing it leaves the store open, for the test app
+ * that owns it.
  */
-export function recordingDb(db: Db, statements: string[]): Db {
+export function recordingDb(db: Db, statements: string[], parameters?: unknown[][]): Db {
   return {
     ...db,
     kind: db.kind,
     query: (sql, params, options) => {
       statements.push(sql)
+      parameters?.push(params ?? [])
       return db.query(sql, params, options)
     },
     exec: (sql) => db.exec(sql),
