@@ -10,6 +10,8 @@ N=${1:-100}
 PORT=${PGI_PORT:-5499}
 source bench/callgrind-postgres.sh
 start_counted
+# the instructions of every backend named
+all_instructions() { local sum=0; for pid in "$@"; do sum=$((sum + $(instructions "$DIR/cg.$pid"))); done; echo $sum; }
 for op in ${PGI_OPS:-source charge list}; do
   db="pgi_$op"
   psql -q -h "$DIR" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE $db"
@@ -17,5 +19,6 @@ for op in ${PGI_OPS:-source charge list}; do
   idle=$(PGI_URL=$url PGI_OP=$op PGI_N=0 node --import tsx bench/pg-instructions.ts | tail -1)
   busy=$(PGI_URL=$url PGI_OP=$op PGI_N=$N node --import tsx bench/pg-instructions.ts | tail -1)
   sleep 2
-  echo "$op: $(( ($(instructions "$DIR/cg.$busy") - $(instructions "$DIR/cg.$idle")) / N )) instructions per operation in PostgreSQL"
+  echo "$op: backends $idle / $busy"
+  echo "$op: $(( ($(all_instructions $busy) - $(all_instructions $idle)) / N )) instructions per operation in PostgreSQL"
 done

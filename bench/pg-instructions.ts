@@ -1,9 +1,9 @@
 /**
  * One side of an instruction count of PostgreSQL's work per operation (see pg-instructions.sh):
- * makes sources on one connection, then on a fresh one (a fresh backend) prepares every statement
- * and makes N operations of one kind, and prints that backend's process id. Run once with N=0 and
- * once with N>0 against a server under callgrind; the difference of the two backends' counts over
- * N is the database's work per operation.
+ * makes sources on one connection, then on fresh ones (fresh backends: the pool's one and those
+ * batched statements run on) prepares every statement and makes N operations of one kind, and
+ * prints those backends' process ids. Run once with N=0 and once with N>0 against a server under
+ * callgrind; the difference of the two sets' counts over N is the database's work per operation.
  */
 import { randomBytes } from 'node:crypto'
 import { createApp } from '../src/app.js'
@@ -37,8 +37,12 @@ async function call(method: 'GET' | 'POST', path: string, body?: object) {
   if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${res.body}`)
   return res.json()
 }
+// PGI_CONCURRENCY > 1 makes operations that many at a time, so that concurrent writes share
+// statements (src/store/batch.ts) as they do under load
+const concurrency = Number(process.env.PGI_CONCURRENCY ?? 1)
+const WARM_ROUNDS = 3
 const sources: string[] = []
-for (let i = 0; i < N + 5; i++) sources.push((await call('POST', '/v2/sources/', card)).id)
+for (let i = 0; i < N + 5 + WARM_ROUNDS * concurrency; i++) sources.push((await call('POST', '/v2/sources/', card)).id)
 // a full page of 20 to list, as the benchmark lists
 if (op === 'list') {
   for (let i = 0; i < 20; i++) {
@@ -50,22 +54,25 @@ await s.app.close()
 await s.db.close()
 
 s = await open()
-const backend = (await s.db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid
 for (let i = 0; i < 5; i++) await call('POST', '/v2/charges/', { amount: 1000, currency: 'usd', source: sources.pop() })
 await call('POST', '/v2/sources/', card)
 await call('GET', '/v2/charges/?limit=20')
-// PGI_CONCURRENCY > 1 makes operations that many at a time, so that concurrent writes share
-// statements (src/store/batch.ts) as they do under load
-const concurrency = Number(process.env.PGI_CONCURRENCY ?? 1)
 async function one() {
   if (op === 'source') await call('POST', '/v2/sources/', card)
   else if (op === 'charge') await call('POST', '/v2/charges/', { amount: 1000, currency: 'usd', source: sources.pop() })
   else if (op === 'list') await call('GET', '/v2/charges/?limit=20')
   else throw new Error(`unknown PGI_OP ${op}`)
 }
+// the warm-up runs at the measured concurrency too, so that both runs open the same connections
+// (a batch runs on a connection of its own while another is under way): a backend's start-up
+// would otherwise count as the operations' work
+for (let i = 0; i < WARM_ROUNDS; i++) await Promise.all(Array.from({ length: concurrency }, one))
 for (let i = 0; i < N; i += concurrency) {
   await Promise.all(Array.from({ length: Math.min(concurrency, N - i) }, one))
 }
+const backends = await s.db.query<{ pids: string }>(
+  "SELECT string_agg(pid::text, ' ') AS pids FROM pg_stat_activity WHERE datname = current_database()",
+)
 await s.app.close()
 await s.db.close()
-console.log(backend)
+console.log(backends.rows[0]?.pids)

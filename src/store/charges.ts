@@ -562,7 +562,7 @@ const SETTLE_SOURCE = `card = v.card, bank_account = v.bank_account,
 
 /**
  * The statement's parts that store each outcome's event and its notify call, for the rows of
- * `rows` (`v`, or `v` joined to what was written). Without a notify call in the batch they leave
+ * `rows` (`v`, or only those of its rows that were written, named `v`). Without a notify call in the batch they leave
  * the deliveries table out: PostgreSQL would set up the insert (its indexes and foreign key) in
  * every execution even for no row.
  */
@@ -635,7 +635,7 @@ export async function insertDecidedChargesTakingFreeSources(
        FROM v
        WHERE s.id = ANY($2::text[]) AND s.id = v.source_id AND s.account_id = v.account_id
          AND s.livemode = v.livemode AND s.used = false AND s.customer_id IS NULL AND s.vaulted = false
-       RETURNING v.id
+       RETURNING v.*
      ), charge AS (
        INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
          description, statement_descriptor, status, authorized, captured, capture, require_auth, action,
@@ -643,9 +643,9 @@ export async function insertDecidedChargesTakingFreeSources(
        SELECT v.id, v.account_id, v.livemode, v.source_id, v.customer_id, v.amount, v.amount, v.currency,
          v.description, v.statement_descriptor, v.status, v.authorized, v.captured, v.capture, v.require_auth,
          v.action, v.action_token, v.processor_ref, v.failure_data, v.metadata, v.idempotency_key, v.created_at, v.at
-       FROM v JOIN taken USING (id)
+       FROM taken v
      ), ${eventsWithNotifyCalls(
-       'v JOIN taken USING (id)',
+       'taken v',
        items.some((i) => i.event.delivery),
      )}
      SELECT id FROM taken`,
