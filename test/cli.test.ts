@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import os, { tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -10,6 +10,21 @@ import { onPostgres, POSTGRES_URL } from './helpers/store.js'
 const dir = mkdtempSync(path.join(tmpdir(), 'jackdaw-cli-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 const env = { JACKDAW_DATA_DIR: dir, PORT: '0', DATABASE_URL: undefined, JACKDAW_ENCRYPTION_KEY: undefined }
+
+/** The command lines of a process's children, from /proc (Linux). */
+function childCommandLines(parent: number): string[] {
+  const lines: string[] = []
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (ppid === parent) lines.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '))
+    } catch {
+      // the process ended while being read
+    }
+  }
+  return lines
+}
 
 async function me(base: string, key: string) {
   const res = await fetch(`${base}/v2/me`, { headers: { authorization: `Bearer ${key}` } })
@@ -136,6 +151,10 @@ describe.runIf(onPostgres)('serve --workers on PostgreSQL', () => {
       const base = 'http://127.0.0.1:18411'
       const statuses = await Promise.all(Array.from({ length: 20 }, () => me(base, sk as string).then((r) => r.status)))
       expect(statuses.every((s) => s === 200)).toBe(true)
+      // two processes on a machine of two cores or fewer collect garbage on their own threads
+      const flags = childCommandLines(server.child.pid as number).filter((line) => line.includes('src/cli.ts'))
+      expect(flags).toHaveLength(2)
+      for (const f of flags) expect(f.includes('--single-threaded-gc')).toBe(os.availableParallelism() <= 2)
       // one default account, though two processes started on the empty store
       const db = new pg.Client({ connectionString: url.toString() })
       await db.connect()
