@@ -562,9 +562,9 @@ const SETTLE_SOURCE = `card = v.card, bank_account = v.bank_account,
 
 /**
  * The statement's parts that store each outcome's event and its notify call, for the rows of
- * `rows` (`v`, or only those of its rows that were written, named `v`). Without a notify call in the batch they leave
- * the deliveries table out: PostgreSQL would set up the insert (its indexes and foreign key) in
- * every execution even for no row.
+ * `rows` (`v`, or only those of its rows that were written, named `v`). Without a notify call in
+ * the batch they leave the deliveries table out: PostgreSQL would set up the insert (its indexes
+ * and foreign key) in every execution even for no row.
  */
 function eventsWithNotifyCalls(rows: string, notify: boolean): string {
   const event = `event AS (
