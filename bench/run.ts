@@ -85,6 +85,8 @@ interface Row {
   non2xx: number
   /** cores used during the run by the service's processes, by PostgreSQL, by the load generator */
   cpu: { service: number; postgres: number; load: number }
+  /** the bare route's rate at the same connections, measured right before */
+  ceiling: number
 }
 
 /** CPU seconds so far of each process whose command line matches, by pid, from /proc (Linux only). */
@@ -137,7 +139,7 @@ const loadCpu = () => {
   return new Map([[process.pid, (u.user + u.system) / 1e6]])
 }
 
-async function load(
+async function loadOnce(
   name: string,
   url: string,
   connections: number,
@@ -158,6 +160,7 @@ async function load(
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx + result.errors + result.timeouts,
+    ceiling: 0,
   }
   process.stdout.write(
     `  ${name} @${connections}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}, ` +
@@ -178,8 +181,19 @@ async function api(s: Server, method: string, p: string, body?: unknown) {
 
 const CARD = { name: 'Bench Payer', number: '4242424242424242', exp_month: '12', exp_year: '2035', cvc: '123' }
 
-async function measureService(label: string, s: Server): Promise<Row[]> {
+/**
+ * The machine's speed drifts within minutes (a section's ceiling has been half the next one's), so
+ * each run of an operation follows a run of the bare route at the same connections, and its share
+ * is of that: the two see the machine as it is at that moment.
+ */
+async function measureService(label: string, s: Server, bareUrl: string): Promise<Row[]> {
   const rows: Row[] = []
+  const load = async (...args: Parameters<typeof loadOnce>): Promise<Row> => {
+    const bare = await loadOnce('bare route', bareUrl, args[2])
+    const row = { ...(await loadOnce(...args)), ceiling: bare.rps }
+    process.stdout.write(`    ${((100 * row.rps) / row.ceiling).toFixed(1)}% of the bare route\n`)
+    return row
+  }
   const auth = { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' }
   const sourceBody = JSON.stringify({ type: 'card', card: CARD })
   // reads and updates go round a hundred customers, as a shop's traffic would; one customer
@@ -305,25 +319,23 @@ async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void>
   }
 }
 
-// The machine's speed drifts (the bare route has made 11 000 and 24 000 req/s on one day), so the
-// ceiling is measured again right before each section and each section's shares are taken against
-// its own.
-async function measureBare(): Promise<Row[]> {
-  const bare = await start(['--import', 'tsx', 'bench/bare.ts'], { PORT: '18199' })
-  const rows: Row[] = []
-  for (const c of CONNECTIONS) rows.push(await load('bare route', `${bare.url}/bare`, c))
-  await stop(bare)
-  return rows
+/** The bare route, up for a section: started before the service, so that the cores counted as the service's are its. */
+function startBare(): Promise<Server> {
+  return start(['--import', 'tsx', 'bench/bare.ts'], { PORT: '18199' })
 }
 
-const sections: { title: string; bare: Row[]; rows: Row[] }[] = []
+const sections: { title: string; rows: Row[] }[] = []
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-bench-'))
 if (!STORES || STORES.includes('embedded')) {
-  const bare = await measureBare()
+  const bare = await startBare()
   const s = await start(['dist/cli.js', 'serve'], { JACKDAW_DATA_DIR: dataDir, PORT: '18100' })
-  sections.push({ title: 'Embedded store (PGlite), 1 process', bare, rows: await measureService('embedded', s) })
+  sections.push({
+    title: 'Embedded store (PGlite), 1 process',
+    rows: await measureService('embedded', s, `${bare.url}/bare`),
+  })
   await stop(s)
+  await stop(bare)
   rmSync(dataDir, { recursive: true, force: true })
 }
 
@@ -331,7 +343,7 @@ const pgVersion = await postgresAvailable()
 if (pgVersion) {
   for (const workers of [1, 2]) {
     if (STORES && !STORES.includes(`pg${workers}`)) continue
-    const bare = await measureBare()
+    const bare = await startBare()
     const db = await freshDatabase()
     const s = await start(['dist/cli.js', 'serve', '--workers', String(workers)], {
       DATABASE_URL: db.url,
@@ -341,26 +353,23 @@ if (pgVersion) {
     })
     sections.push({
       title: `PostgreSQL, ${workers} process${workers > 1 ? 'es' : ''}`,
-      bare,
-      rows: await measureService(`postgres x${workers}`, s),
+      rows: await measureService(`postgres x${workers}`, s, `${bare.url}/bare`),
     })
     await stop(s)
+    await stop(bare)
     await db.drop()
   }
 }
 
-const table = (rows: Row[], bare: Row[]) => {
-  const ceiling = new Map(bare.map((r) => [r.connections, r.rps]))
-  const share = (r: Row) => `${((100 * r.rps) / (ceiling.get(r.connections) ?? 1)).toFixed(1)}%`
-  return [
-    '| operation | connections | req/s | share of bare route | p50 ms | p99 ms | non-2xx | cores: service / PostgreSQL / load |',
-    '|---|---|---|---|---|---|---|---|',
-    ...[...bare, ...rows].map(
+const table = (rows: Row[]) =>
+  [
+    '| operation | connections | req/s | bare route req/s | share of bare route | p50 ms | p99 ms | non-2xx | cores: service / PostgreSQL / load |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows.map(
       (r) =>
-        `| ${r.name.split(': ')[1] ?? r.name} | ${r.connections} | ${r.rps} | ${share(r)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.cpu.service} / ${r.cpu.postgres} / ${r.cpu.load} |`,
+        `| ${r.name.split(': ')[1] ?? r.name} | ${r.connections} | ${r.rps} | ${r.ceiling} | ${((100 * r.rps) / r.ceiling).toFixed(1)}% | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.cpu.service} / ${r.cpu.postgres} / ${r.cpu.load} |`,
     ),
   ].join('\n')
-}
 
 const cpus = os.cpus()
 const md = `# Benchmark results
@@ -372,10 +381,11 @@ ${os.type()} ${os.release()}, Node ${process.version}; ${pgVersion ? `${pgVersio
 The load generator (autocannon, in the benchmark's own process) shares the machine's cores with
 the service and the database, as the bare route does.
 
-The ceiling is a bare Fastify route returning a fixed 1 KB JSON body, measured again right before
-each section (the first rows of its table); the section's shares are of that measurement.
+The ceiling is a bare Fastify route returning a fixed 1 KB JSON body, run at the same number of
+connections right before each run of an operation; each share is of that run's rate. The cores are
+those of the operation's run.
 
-${sections.map((s) => `## ${s.title}\n\n${table(s.rows, s.bare)}`).join('\n\n')}
+${sections.map((s) => `## ${s.title}\n\n${table(s.rows)}`).join('\n\n')}
 `
 if (PARTIAL)
   process.stdout.write('a partial run (BENCH_STORES, BENCH_OPS or BENCH_CONNECTIONS): RESULTS.md left as it was\n')
