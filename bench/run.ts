@@ -319,7 +319,10 @@ async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void>
   }
 }
 
-/** The bare route, up for a section: started before the service, so that the cores counted as the service's are its. */
+/**
+ * The bare route, up for a section. It starts before the service, so that the cores counted as the
+ * service's are the service's.
+ */
 function startBare(): Promise<Server> {
   return start(['--import', 'tsx', 'bench/bare.ts'], { PORT: '18199' })
 }
