@@ -70,6 +70,18 @@ describe('sources made at once', () => {
     const inserts = count('INSERT INTO sources') - before
     expect(inserts).toBeGreaterThan(0)
     if (onPostgres) expect(inserts).toBeLessThan(n / 4)
+    // each insert carries its sources' ten values each, padded with rows of nulls up to a power of
+    // two rows (src/store/param-rows.ts); the padding stores nothing
+    const insertParams = parameters.filter((_, i) => statements[i]?.includes('INSERT INTO sources')).slice(-inserts)
+    let stored = 0
+    for (const params of insertParams) {
+      const rows = params.length / 10
+      expect(Number.isInteger(Math.log2(rows)), `${rows} rows`).toBe(true)
+      const real = Array.from({ length: rows }, (_, r) => params[r * 10]).filter((id) => id !== null).length
+      expect(params.slice(real * 10).every((v) => v === null)).toBe(true)
+      stored += real
+    }
+    expect(stored).toBe(n)
     const ids = new Set<string>()
     for (const [i, r] of replies.entries()) {
       expect(r.status, r.text).toBe(200)

@@ -1,5 +1,6 @@
 import type { Queryable } from './db.js'
 import { columnNames } from './joined.js'
+import { ParamRows } from './param-rows.js'
 import type { Scope } from './scope.js'
 
 export interface SourceRow {
@@ -54,6 +55,30 @@ export const SOURCE_VIEW_NAMES = [
 
 export type SourceViewRow = Pick<SourceRow, (typeof SOURCE_VIEW_NAMES)[number]>
 
+const NEW_SOURCES = new ParamRows<{
+  id: string
+  account_id: string
+  livemode: boolean
+  type: string
+  card: object | null
+  card_number_enc: string | null
+  card_cvc_enc: string | null
+  redirect: object | null
+  owner: object | null
+  idempotency_key: string | null
+}>([
+  ['id', 'text'],
+  ['account_id', 'text'],
+  ['livemode', 'boolean'],
+  ['type', 'text'],
+  ['card', 'jsonb'],
+  ['card_number_enc', 'text'],
+  ['card_cvc_enc', 'text'],
+  ['redirect', 'jsonb'],
+  ['owner', 'jsonb'],
+  ['idempotency_key', 'text'],
+])
+
 /**
  * New sources, for the callers of a batch (store/batch.ts), each with its own scope, in one
  * statement and one commit. The rows are built from the values in hand (storedSource); only the
@@ -73,17 +98,13 @@ export async function insertSources(db: Queryable, items: { scope: Scope; source
     owner: s.owner,
     idempotency_key: s.idempotencyKey,
   }))
-  const res = await db.query<{ created_at: string }>(
-    `INSERT INTO sources (id, account_id, livemode, type, card, card_number_enc, card_cvc_enc,
-       redirect, owner, metadata, idempotency_key)
-     SELECT v.id, v.account_id, v.livemode, v.type, v.card, v.card_number_enc, v.card_cvc_enc, v.redirect, v.owner,
-       '{}'::jsonb, v.idempotency_key
-     FROM jsonb_to_recordset($1::jsonb) AS v(id text, account_id text, livemode boolean, type text, card jsonb,
-       card_number_enc text, card_cvc_enc text, redirect jsonb, owner jsonb, idempotency_key text)
+  const sql = NEW_SOURCES.statement(
+    rows.length,
+    (batch) => `INSERT INTO sources (${NEW_SOURCES.names}, metadata)
+     SELECT *, '{}'::jsonb FROM ${batch} AS v
      RETURNING created_at`,
-    [JSON.stringify(rows)],
-    { batch: true },
   )
+  const res = await db.query<{ created_at: string }>(sql, NEW_SOURCES.values(rows), { batch: true })
   return (res.rows[0] as { created_at: string }).created_at
 }
 
