@@ -351,7 +351,10 @@ export async function listChargeVersions(
     return n
   })
   // A page with a cursor and one without walk the index from different bounds; each branch is
-  // gated on its own case, so the walk always starts at its bound.
+  // gated on its own case, so the walk always starts at its bound. The requests go as one JSON
+  // document, not as parameters (store/param-rows.ts): the embedded store plans each execution,
+  // and with a lone request's values folded into its plan and no statistics yet, PostgreSQL sorted
+  // the account's charges instead of walking the index (test/store-maintenance.test.ts).
   const res = await db.query<{ n: number; cursor_ok: boolean; id: string | null; cv: unknown; sv: unknown }>(
     `SELECT r.n, r.cursor_ok, c.id, c.cv, (SELECT s.xmin FROM sources s WHERE s.id = c.source_id) AS sv
      FROM (

@@ -1,6 +1,7 @@
 import type { Queryable } from './db.js'
 import { columnNames, pick, selectPrefixed } from './joined.js'
 import { listPage, type Page, type PageRequest } from './list.js'
+import { ParamRows } from './param-rows.js'
 import type { Scope } from './scope.js'
 import { SOURCE_NAMES, type SourceRow } from './sources.js'
 
@@ -133,6 +134,22 @@ export interface CustomerUpdate {
   patch: { mobile_number?: string | undefined; description?: string | undefined; metadata?: object | undefined }
 }
 
+const CUSTOMER_UPDATES = new ParamRows<{
+  id: string
+  account_id: string
+  livemode: boolean
+  mobile_number: string | null
+  description: string | null
+  metadata: object | null
+}>([
+  ['id', 'text'],
+  ['account_id', 'text'],
+  ['livemode', 'boolean'],
+  ['mobile_number', 'text'],
+  ['description', 'text'],
+  ['metadata', 'jsonb'],
+])
+
 /**
  * Updates of customers, for a batch (store/batch.ts, never two of one customer), in one statement:
  * absent fields keep their value; metadata, when given, replaces the whole object. Answers each
@@ -150,23 +167,20 @@ export async function updateCustomers(
     description: patch.description ?? null,
     metadata: patch.metadata ?? null,
   }))
-  const res = await db.query<Record<string, unknown>>(
-    `WITH v AS (
-       SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, account_id text, livemode boolean,
-         mobile_number text, description text, metadata jsonb)
-     ), c AS (
+  const sql = CUSTOMER_UPDATES.statement(
+    rows.length,
+    (batch) => `WITH v AS ${batch}, c AS (
        UPDATE customers c SET
          mobile_number = COALESCE(v.mobile_number, c.mobile_number),
          description = COALESCE(v.description, c.description),
          metadata = COALESCE(v.metadata, c.metadata),
          updated_at = now()
-       FROM v WHERE c.id = ANY($2::text[]) AND c.id = v.id AND c.account_id = v.account_id AND c.livemode = v.livemode
+       FROM v WHERE c.id = v.id AND c.account_id = v.account_id AND c.livemode = v.livemode
        RETURNING c.account_id, ${selectPrefixed('c', NAMES, '')}
      )
      SELECT c.account_id, ${JOINED} FROM c ${SOURCES_OF_C} ORDER BY c.id, s.id`,
-    [JSON.stringify(rows), items.map((i) => i.id)],
-    { batch: true },
   )
+  const res = await db.query<Record<string, unknown>>(sql, CUSTOMER_UPDATES.values(rows), { batch: true })
   return unjoinEach(res.rows, items)
 }
 
