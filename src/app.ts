@@ -13,9 +13,8 @@ import type { Logger } from 'pino'
 import sjson from 'secure-json-parse'
 import { randomHex } from './crypto/random.js'
 import type { Vault } from './crypto/vault.js'
-import { hashApiKey } from './domain/keys.js'
 import { AppError } from './errors.js'
-import { authHook, keyFromHeader } from './http/auth.js'
+import { authHook, presentedKey } from './http/auth.js'
 import { registerIdempotency } from './http/idempotency.js'
 import { DEFAULT_RENDERED_ENTRIES, type RenderedSettings } from './http/rendered.js'
 import { chargeRoutes } from './http/routes/charges.js'
@@ -261,8 +260,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
       skipOnError: true,
       // per key, by its hash, so no key is written to Redis; requests without one, per address
       keyGenerator: (req) => {
-        const key = keyFromHeader(req.headers.authorization)
-        return key ? `key:${hashApiKey(key)}` : `ip:${req.ip}`
+        const presented = presentedKey(req)
+        return presented ? `key:${presented.hash}` : `ip:${req.ip}`
       },
       errorResponseBuilder: (_req, ctx) =>
         new AppError(

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify'
+import { hashApiKey } from '../domain/keys.js'
 import { AppError } from '../errors.js'
 import type { AccountService, Caller } from '../services/accounts.js'
 
@@ -33,18 +34,38 @@ export function keyFromHeader(header: string | undefined): string | undefined {
   return undefined
 }
 
+/** A request's API key and the hash it is stored and counted by. */
+export interface PresentedKey {
+  key: string
+  hash: string
+}
+
+const presentedKeys = new WeakMap<FastifyRequest, PresentedKey | undefined>()
+
+/**
+ * The request's API key and its hash, worked out once a request: the rate limit (app.ts) and
+ * authentication both need them.
+ */
+export function presentedKey(request: FastifyRequest): PresentedKey | undefined {
+  if (presentedKeys.has(request)) return presentedKeys.get(request)
+  const key = keyFromHeader(request.headers.authorization)
+  const presented = key === undefined ? undefined : { key, hash: hashApiKey(key) }
+  presentedKeys.set(request, presented)
+  return presented
+}
+
 export function authHook(accounts: AccountService) {
   return async function authenticate(request: FastifyRequest) {
     const needs = request.routeOptions.config.auth ?? 'secret'
     if (needs === 'none') return
-    const key = keyFromHeader(request.headers.authorization)
-    if (!key) {
+    const presented = presentedKey(request)
+    if (!presented) {
       throw new AppError(
         'authentication_required',
         'No API key provided: use HTTP Basic with the key as user name, or Authorization: Bearer <key>',
       )
     }
-    const caller = await accounts.authenticate(key)
+    const caller = await accounts.authenticate(presented.key, presented.hash)
     if (needs === 'secret' && caller.keyKind !== 'secret') {
       throw new AppError('secret_key_required', 'This operation needs a secret key; a public key was used')
     }

@@ -57,10 +57,10 @@ export function accountService(deps: { db: Db; vault: Vault }) {
     return { id, name, ...keys, webhook_secret_test: secrets.test, webhook_secret_live: secrets.live }
   }
 
-  async function authenticate(key: string): Promise<Caller> {
+  /** `hash` is the key's, when the caller has it already (http/auth.ts). */
+  async function authenticate(key: string, hash = hashApiKey(key)): Promise<Caller> {
     const parsed = parseApiKey(key)
     if (!parsed) throw new AppError('api_key_invalid', 'Invalid API key provided')
-    const hash = hashApiKey(key)
     const now = Date.now()
     const cached = keyCache.get(hash)
     if (cached && cached.until > now) return cached.caller
