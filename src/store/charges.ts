@@ -673,9 +673,9 @@ export interface DecidedNewCharge extends AuthorizationOutcome {
  * did not wrote nothing. Of two charges of one batch on one source, one takes it.
  *
  * The `VALUES` list is left for PostgreSQL to inline: it knows the number of rows and drives a key
- * lookup in sources for each. Materialized, or with the sources also named by `= ANY(array)`, the
- * statement cost a fifth more instructions a charge, and the latter, which put the list on the
- * inner side of the join, grew with the square of the batch (bench/README.md, twelfth round).
+ * lookup in sources for each. Materialized, the statement cost 8-36% more instructions a charge;
+ * with the sources also named by `= ANY(array)`, which put the list on the inner side of the join,
+ * its cost grew with the square of the batch (bench/README.md, twelfth round).
  */
 export async function insertDecidedChargesTakingFreeSources(
   db: Queryable,
