@@ -2,21 +2,24 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { App } from '../src/app.js'
 import { Vault } from '../src/crypto/vault.js'
+import { openPostgres, type Queryable } from '../src/store/db.js'
 import { loadMigrations, migrate } from '../src/store/migrate.js'
 import { buildApp, type Client, cardSource, client, type Json, REDIRECT } from './helpers/app.js'
 import { SPEC_SOURCE_TYPES } from './helpers/spec.js'
-import { type TestStore, testStore } from './helpers/store.js'
+import { onPostgres, POSTGRES_URL, type TestStore, testStore } from './helpers/store.js'
 
 /**
  * A store made before migration 006 (foreign keys from every table to accounts) upgraded in place,
  * with the service running on it: every object reads back as before, statements the service has
- * prepared still answer, and the constraints left still hold.
+ * prepared still answer (those whose answer changed type, 011, prepared again), and the
+ * constraints left still hold.
  */
 describe('upgrading a store with payments in it', () => {
   let store: TestStore
   let app: App
   let sk: Client
   const before: Json[] = []
+  const events: Json[] = []
 
   beforeAll(async () => {
     store = await testStore(5)
@@ -38,6 +41,9 @@ describe('upgrading a store with payments in it', () => {
     for (const c of [succeeded, refunded, failed, pending]) before.push((await sk.get(`/v2/charges/${c.id}`)).body)
     before.push((await sk.get(`/v2/sources/${unused.body.id}`)).body)
     expect(before.slice(0, 4).map((c) => c.status)).toEqual(['succeeded', 'refunded', 'failed', 'pending'])
+    // the events are read, and that statement prepared, before the upgrade changes their column
+    events.push(...(await sk.get('/v2/events/?limit=20')).body.data)
+    expect(events.length).toBeGreaterThan(0)
     expect(await migrate(store.db)).toEqual(
       loadMigrations()
         .filter((m) => m.version > 5)
@@ -64,12 +70,22 @@ describe('upgrading a store with payments in it', () => {
     )
   })
 
+  it('reads every event back as it was before the upgrade, though its column changed type (011)', async () => {
+    expect((await sk.get('/v2/events/?limit=20')).body.data).toEqual(events)
+  })
+
   it('goes on taking payments on the upgraded store', async () => {
     const src = await sk.post('/v2/sources/', cardSource())
     const ch = await sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: src.body.id, capture: false })
     expect([ch.body.status, ch.body.captured]).toEqual(['succeeded', false])
     const captured = await sk.post(`/v2/charges/${ch.body.id}/capture`, {})
     expect([captured.status, captured.body.captured]).toEqual([200, true])
+    const listed = (await sk.get('/v2/events/?limit=20')).body.data as Json[]
+    expect(listed.slice(0, 2).map((e) => [e.type, e.data.object.id])).toEqual([
+      ['charge.captured', ch.body.id],
+      ['charge.succeeded', ch.body.id],
+    ])
+    expect(listed[0]?.data.object).toEqual(captured.body)
   })
 
   it('still refuses a source type, a charge or refund status outside the closed set, more refunded than charged, or a charge without its source', async () => {
@@ -103,5 +119,38 @@ describe('upgrading a store with payments in it', () => {
     expect(await labels('source_type')).toEqual(SPEC_SOURCE_TYPES)
     expect(await labels('charge_status')).toEqual(['pending', 'succeeded', 'failed', 'voided', 'refunded'])
     expect(await labels('refund_status')).toEqual(['pending', 'succeeded', 'failed'])
+  })
+})
+
+/**
+ * A migration that changes the type of a column a prepared statement answers (011) makes
+ * PostgreSQL refuse the statement on every connection that prepared it. The store prepares it
+ * again: a lone statement is run again, a transaction again whole. One connection, so that the
+ * statements run where they were prepared.
+ */
+describe.skipIf(!onPostgres)('statements prepared before their answer changed type', () => {
+  it('run again, alone and in a transaction, and a transaction writes once', async () => {
+    const schema = `t_${randomBytes(6).toString('hex')}`
+    const db = await openPostgres({ url: POSTGRES_URL as string, poolSize: 1 })
+    await db.exec(`CREATE SCHEMA ${schema}`)
+    await db.exec(`CREATE TABLE ${schema}.notes (id text PRIMARY KEY, body jsonb NOT NULL)`)
+    const insert = (tx: Queryable, id: string) =>
+      tx.query<{ body: Json }>(`INSERT INTO ${schema}.notes (id, body) VALUES ($1, $2::jsonb) RETURNING body`, [
+        id,
+        '{"b": 1, "a": 2}',
+      ])
+    const read = (id: string) => db.query<{ body: Json }>(`SELECT body FROM ${schema}.notes WHERE id = $1`, [id])
+    try {
+      await db.transaction((tx) => insert(tx, 'n1'))
+      expect((await read('n1')).rows[0]?.body).toEqual({ a: 2, b: 1 })
+      await db.exec(`ALTER TABLE ${schema}.notes ALTER COLUMN body TYPE json USING body::json`)
+      expect((await db.transaction((tx) => insert(tx, 'n2'))).rows[0]?.body).toEqual({ a: 2, b: 1 })
+      expect((await read('n1')).rows[0]?.body).toEqual({ a: 2, b: 1 })
+      const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.notes`)
+      expect(count.rows[0]?.n).toBe(2)
+    } finally {
+      await db.exec(`DROP SCHEMA ${schema} CASCADE`)
+      await db.close()
+    }
   })
 })

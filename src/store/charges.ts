@@ -593,7 +593,7 @@ const OUTCOME_COLUMNS = [
   ['livemode', 'boolean'],
   ['event_id', 'text'],
   ['event_type', 'text'],
-  ['event_data', 'jsonb'],
+  ['event_data', 'json'],
   ['delivery_id', 'text'],
   ['url', 'text'],
   ['payload', 'text'],

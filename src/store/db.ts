@@ -55,6 +55,14 @@ export function formatTimestamp(text: string): string {
 // Amounts are bigint columns; every amount the API accepts is a safe integer.
 const parseInt8 = (v: string) => Number(v)
 
+/** PostgreSQL's refusal to run a prepared statement whose answer's column types have changed. */
+function isStalePlan(err: unknown): boolean {
+  return (
+    (err as { code?: string }).code === '0A000' &&
+    /cached plan must not change result type/.test((err as { message?: string }).message ?? '')
+  )
+}
+
 /** Connections each process keeps, besides its pool, for the statements of batches. */
 export const BATCH_CONNECTIONS = 4
 
@@ -95,44 +103,61 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
   // Every statement is named by its text, so each connection parses and plans it once and then
   // only binds values. The texts are the store's own, so their number is bounded.
   const names = new Map<string, string>()
+  let named = 0
   const nameOf = (sql: string) => {
     let name = names.get(sql)
     if (!name) {
-      name = `s${names.size}`
+      name = `s${named++}`
       names.set(sql, name)
     }
     return name
   }
-  const query = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]) => {
+  const run = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]) => {
     const res = params ? await client.query({ name: nameOf(sql), text: sql, values: params }) : await client.query(sql)
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 }
   }
+  // A migration that changes the type of a column a prepared statement answers (011) leaves the
+  // statement unusable on every connection that prepared it. It is prepared again under a new name;
+  // outside a transaction the failed execution, which did nothing, is run again at once, and a
+  // transaction is run again whole (`transaction`).
+  const query = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], inTransaction = false) => {
+    try {
+      return await run<R>(client, sql, params)
+    } catch (err) {
+      if (!params || !isStalePlan(err)) throw err
+      names.delete(sql)
+      if (inTransaction) throw err
+      return run<R>(client, sql, params)
+    }
+  }
   await pool.query('SELECT 1')
+  const transaction = async <T>(fn: (tx: Queryable) => Promise<T>, attempt = 1): Promise<T> => {
+    const client = await pool.connect()
+    try {
+      await client.query('BEGIN')
+      const result = await fn({
+        query: (sql, params) => query(client, sql, params, true),
+        exec: async (sql) => {
+          await client.query(sql)
+        },
+      })
+      await client.query('COMMIT')
+      return result
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {})
+      if (attempt === 1 && isStalePlan(err)) return transaction(fn, 2)
+      throw err
+    } finally {
+      client.release()
+    }
+  }
   return {
     kind: 'postgres',
     query: (sql, params, options) => query(options?.batch ? batchPool : pool, sql, params),
     exec: async (sql) => {
       await pool.query(sql)
     },
-    async transaction(fn) {
-      const client = await pool.connect()
-      try {
-        await client.query('BEGIN')
-        const result = await fn({
-          query: (sql, params) => query(client, sql, params),
-          exec: async (sql) => {
-            await client.query(sql)
-          },
-        })
-        await client.query('COMMIT')
-        return result
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {})
-        throw err
-      } finally {
-        client.release()
-      }
-    },
+    transaction,
     async close() {
       await Promise.all([pool.end(), batchPool.end()])
     },

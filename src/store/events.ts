@@ -19,7 +19,7 @@ export async function insertEvent(
   e: { id: string; type: string; chargeId: string | null; data: object },
 ): Promise<EventRow> {
   const res = await db.query<EventRow>(
-    `INSERT INTO events (id, account_id, livemode, type, charge_id, data) VALUES ($1, $2, $3, $4, $5, $6::jsonb)
+    `INSERT INTO events (id, account_id, livemode, type, charge_id, data) VALUES ($1, $2, $3, $4, $5, $6::json)
      RETURNING ${COLUMNS}`,
     [e.id, scope.accountId, scope.livemode, e.type, e.chargeId, JSON.stringify(e.data)],
   )
