@@ -181,6 +181,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const services = buildServices({ db: deps.db, vault: deps.vault, options })
   app.decorate('services', services)
   app.decorateRequest('caller', null as never)
+  app.decorateRequest('presented', null)
 
   app.setValidatorCompiler(validatorCompiler)
   app.setSchemaErrorFormatter((errors, part) => validationError(part, errors as never))

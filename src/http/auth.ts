@@ -14,6 +14,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     caller: Caller
+    /** the request's API key and its hash once worked out (presentedKey): null before, false for none */
+    presented: PresentedKey | false | null
   }
 }
 
@@ -40,18 +42,16 @@ export interface PresentedKey {
   hash: string
 }
 
-const presentedKeys = new WeakMap<FastifyRequest, PresentedKey | undefined>()
-
 /**
  * The request's API key and its hash, worked out once a request: the rate limit (app.ts) and
  * authentication both need them.
  */
 export function presentedKey(request: FastifyRequest): PresentedKey | undefined {
-  if (presentedKeys.has(request)) return presentedKeys.get(request)
-  const key = keyFromHeader(request.headers.authorization)
-  const presented = key === undefined ? undefined : { key, hash: hashApiKey(key) }
-  presentedKeys.set(request, presented)
-  return presented
+  if (request.presented === null) {
+    const key = keyFromHeader(request.headers.authorization)
+    request.presented = key === undefined ? false : { key, hash: hashApiKey(key) }
+  }
+  return request.presented || undefined
 }
 
 export function authHook(accounts: AccountService) {
