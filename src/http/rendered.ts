@@ -1,11 +1,5 @@
 import { LRUCache } from 'lru-cache'
-
-/** An object the store found current, with the version of the rows it was made from. */
-export interface Versioned<V> {
-  id: string
-  version: string
-  view: V
-}
+import type { Versioned } from '../services/views.js'
 
 /** Renderings a process keeps when nothing else is set. */
 export const DEFAULT_RENDERED_ENTRIES = 10_000

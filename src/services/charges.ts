@@ -13,7 +13,6 @@ import { newId } from '../domain/ids.js'
 import { normalizeCurrency } from '../domain/money.js'
 import { timestampNow } from '../domain/time.js'
 import { AppError, invalidParam, notFound } from '../errors.js'
-import type { Versioned } from '../http/rendered.js'
 import type { ChargeView, CreateChargeInput, RefundView } from '../http/schemas/charge.js'
 import type { SourceType } from '../http/schemas/source.js'
 import {
@@ -35,7 +34,7 @@ import type { Scope } from '../store/scope.js'
 import type { SourceRow, SourceViewRow } from '../store/sources.js'
 import * as sources from '../store/sources.js'
 import type { EventRecorder } from './events.js'
-import { sourceView } from './views.js'
+import { sourceView, type Versioned } from './views.js'
 
 export interface Processors {
   test: Processor
