@@ -17,6 +17,11 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 // counts them measures the start, not the service (a cold 5 s run of create source with 2 processes
 // gave 2 617 req/s, the two runs right after it 4 288 and 3 872).
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
+// Each operation is measured BENCH_ROUNDS times, each time right after the bare route, and the
+// round with the median share is reported with the range of all: on this kind of machine one pair
+// of runs moved a share by a sixth either way from the next pair (thirteenth round).
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error('BENCH_ROUNDS must be a whole number, 1 or more')
 // A service on the same machine as its database reaches it over the Unix socket when there is one:
 // on this kind of virtual machine a loopback TCP round trip costs the service about twice the CPU.
 const SOCKET_DIR = '/var/run/postgresql'
@@ -87,6 +92,8 @@ interface Row {
   cpu: { service: number; postgres: number; load: number }
   /** the bare route's rate at the same connections, measured right before */
   ceiling: number
+  /** the share of every round, lowest first */
+  shares: number[]
 }
 
 /** CPU seconds so far of each process whose command line matches, by pid, from /proc (Linux only). */
@@ -161,6 +168,7 @@ async function loadOnce(
     p99: result.latency.p99,
     non2xx: result.non2xx + result.errors + result.timeouts,
     ceiling: 0,
+    shares: [],
   }
   process.stdout.write(
     `  ${name} @${connections}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}, ` +
@@ -168,6 +176,8 @@ async function loadOnce(
   )
   return row
 }
+
+const share = (r: Row) => (100 * r.rps) / r.ceiling
 
 async function api(s: Server, method: string, p: string, body?: unknown) {
   const res = await fetch(`${s.url}${p}`, {
@@ -189,10 +199,16 @@ const CARD = { name: 'Bench Payer', number: '4242424242424242', exp_month: '12',
 async function measureService(label: string, s: Server, bareUrl: string): Promise<Row[]> {
   const rows: Row[] = []
   const load = async (...args: Parameters<typeof loadOnce>): Promise<Row> => {
-    const bare = await loadOnce('bare route', bareUrl, args[2])
-    const row = { ...(await loadOnce(...args)), ceiling: bare.rps }
-    process.stdout.write(`    ${((100 * row.rps) / row.ceiling).toFixed(1)}% of the bare route\n`)
-    return row
+    const rounds: Row[] = []
+    for (let i = 0; i < ROUNDS; i++) {
+      const bare = await loadOnce('bare route', bareUrl, args[2])
+      const row = { ...(await loadOnce(...args)), ceiling: bare.rps }
+      process.stdout.write(`    ${share(row).toFixed(1)}% of the bare route\n`)
+      rounds.push(row)
+    }
+    rounds.sort((a, b) => share(a) - share(b))
+    const median = rounds[(rounds.length - 1) >> 1] as Row
+    return { ...median, shares: rounds.map(share) }
   }
   const auth = { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' }
   const sourceBody = JSON.stringify({ type: 'card', card: CARD })
@@ -366,18 +382,18 @@ if (pgVersion) {
 
 const table = (rows: Row[]) =>
   [
-    '| operation | connections | req/s | bare route req/s | share of bare route | p50 ms | p99 ms | non-2xx | cores: service / PostgreSQL / load |',
-    '|---|---|---|---|---|---|---|---|---|',
+    `| operation | connections | req/s | bare route req/s | share of bare route | shares of the ${ROUNDS} rounds | p50 ms | p99 ms | non-2xx | cores: service / PostgreSQL / load |`,
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map(
       (r) =>
-        `| ${r.name.split(': ')[1] ?? r.name} | ${r.connections} | ${r.rps} | ${r.ceiling} | ${((100 * r.rps) / r.ceiling).toFixed(1)}% | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.cpu.service} / ${r.cpu.postgres} / ${r.cpu.load} |`,
+        `| ${r.name.split(': ')[1] ?? r.name} | ${r.connections} | ${r.rps} | ${r.ceiling} | ${share(r).toFixed(1)}% | ${r.shares.map((x) => x.toFixed(1)).join(', ')} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.cpu.service} / ${r.cpu.postgres} / ${r.cpu.load} |`,
     ),
   ].join('\n')
 
 const cpus = os.cpus()
 const md = `# Benchmark results
 
-Command: \`npm run bench\` (BENCH_SECONDS=${SECONDS} per run). Generated ${new Date().toISOString()}.
+Command: \`npm run bench\` (BENCH_SECONDS=${SECONDS} per run, BENCH_ROUNDS=${ROUNDS}). Generated ${new Date().toISOString()}.
 
 Machine: ${cpus.length} × ${cpus[0]?.model ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory,
 ${os.type()} ${os.release()}, Node ${process.version}; ${pgVersion ? `${pgVersion}, reached over ${new URL(PG_URL).searchParams.get('host') ? 'its Unix socket' : 'TCP'}` : 'PostgreSQL not reachable: its runs were skipped'}.
@@ -385,8 +401,9 @@ The load generator (autocannon, in the benchmark's own process) shares the machi
 the service and the database, as the bare route does.
 
 The ceiling is a bare Fastify route returning a fixed 1 KB JSON body, run at the same number of
-connections right before each run of an operation; each share is of that run's rate. The cores are
-those of the operation's run.
+connections right before each run of an operation; each share is of that run's rate. Each operation
+ran ${ROUNDS} times (BENCH_ROUNDS), each after its own run of the bare route; a row is the round
+with the median share, and lists the shares of all rounds. The cores are those of that round.
 
 ${sections.map((s) => `## ${s.title}\n\n${table(s.rows)}`).join('\n\n')}
 `
