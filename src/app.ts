@@ -13,7 +13,7 @@ import type { Logger } from 'pino'
 import sjson from 'secure-json-parse'
 import { randomHex } from './crypto/random.js'
 import type { Vault } from './crypto/vault.js'
-import { AppError } from './errors.js'
+import { AppError, withViolations } from './errors.js'
 import { authHook, presentedKey } from './http/auth.js'
 import { registerIdempotency } from './http/idempotency.js'
 import { DEFAULT_RENDERED_ENTRIES, type RenderedSettings } from './http/rendered.js'
@@ -239,6 +239,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
         request.log.error({ err }, 'unhandled error')
         appErr = new AppError('internal_error', `An internal error occurred; quote request id ${request.id}`)
       }
+    }
+    // a body its schema refused is also checked against the rules the schema cannot state, so
+    // that one answer names every problem
+    const bodyRules = request.routeOptions.config.bodyRules
+    if (bodyRules && (err as FastifyError).validationContext === 'body') {
+      appErr = withViolations(appErr, bodyRules(request.body))
     }
     if (appErr.headers) reply.headers(appErr.headers)
     reply.code(appErr.status).type('application/json').send(appErr.toBody())

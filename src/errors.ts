@@ -110,14 +110,33 @@ export interface Violation {
 
 /** A 422 for every violation, one `detail` entry each; the first names the code and param. */
 export function invalidParams([first, ...rest]: [Violation, ...Violation[]]): AppError {
-  return new AppError(first.code, first.msg, {
-    param: first.param,
-    detail: [first, ...rest].map((v) => ({
-      loc: ['body', ...v.param.split('.')],
-      msg: v.msg,
-      type: v.type ?? 'value_error',
-    })),
-  })
+  const detail = [first, ...rest].map(detailOf)
+  return new AppError(first.code, problemsMessage(detail), { param: first.param, detail })
+}
+
+const detailOf = (v: Violation): ValidationDetail => ({
+  loc: ['body', ...v.param.split('.')],
+  msg: v.msg,
+  type: v.type ?? 'value_error',
+})
+
+/** The message of a 422: its one problem, or how many there are and each. */
+export function problemsMessage(detail: ValidationDetail[]): string {
+  return detail.length === 1
+    ? (detail[0] as ValidationDetail).msg
+    : `${detail.length} problems: ${detail.map((d) => d.msg).join('; ')}`
+}
+
+/**
+ * A body's 422 with more violations added, those of fields it does not name already: the rules a
+ * schema cannot state, found in a body its schema refused. Its first problem stays the first.
+ */
+export function withViolations(err: AppError, more: Violation[]): AppError {
+  const named = new Set(err.detail?.map((d) => d.loc.slice(1).join('.')))
+  const added = more.filter((v) => !named.has(v.param)).map(detailOf)
+  if (added.length === 0) return err
+  const detail = [...(err.detail ?? []), ...added]
+  return new AppError(err.code, problemsMessage(detail), { param: err.param, detail })
 }
 
 export function invalidParam(code: ErrorCode, param: string, msg: string, type?: string): AppError {

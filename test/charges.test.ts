@@ -603,6 +603,15 @@ describe('create charge: validation and rules', () => {
     await refused({ currency }, 422, 'parameter_invalid', 'currency')
   })
 
+  it('a body its schema refuses also names a currency ISO 4217 does not know', async () => {
+    const res = await post({ amount: 0, currency: 'xyz', source: await freshId() })
+    expectError(res, 422, 'parameter_invalid', 'amount')
+    expect(res.body.error.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual([
+      'body.amount',
+      'body.currency',
+    ])
+  })
+
   it.each([
     ['UsD', 'usd'],
     ['EUR', 'eur'],

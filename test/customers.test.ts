@@ -205,7 +205,7 @@ describe('GET /v2/customers/ (list)', () => {
     expect((await lister.get('/v2/customers/?limit=1')).body.data.map((c: { id: string }) => c.id)).toEqual([ids[0]])
     expect((await lister.get('/v2/customers/?limit=100')).body.data).toHaveLength(25)
     for (const limit of ['0', '101', '-1', '1.5', 'abc', '']) {
-      expectRefused(await lister.get(`/v2/customers/?limit=${limit}`), ['querystring', 'limit'])
+      expectRefused(await lister.get(`/v2/customers/?limit=${limit}`), ['query', 'limit'])
     }
   })
 
@@ -224,7 +224,7 @@ describe('GET /v2/customers/ (list)', () => {
   })
 
   it('an unknown query parameter is 422', async () => {
-    expectRefused(await lister.get('/v2/customers/?page=2'), ['querystring', 'page'], 'parameter_unknown')
+    expectRefused(await lister.get('/v2/customers/?page=2'), ['query', 'page'], 'parameter_unknown')
   })
 
   it('shows each customer with its attached sources', async () => {

@@ -452,6 +452,28 @@ describe('card number and expiry', () => {
     ])
   })
 
+  it('a body its schema refuses also names the rules the schema cannot state, each field once', async () => {
+    const locs = (res: Reply) => res.body.error.detail.map((d: { loc: string[] }) => d.loc.join('.'))
+    const card = await create({
+      type: 'card',
+      card: { ...TEST_CARD, name: 'N'.repeat(51), number: '4242424242424241', exp_year: '2001' },
+    })
+    expect(card.status, card.text).toBe(422)
+    expect(card.body.error).toMatchObject({ code: 'parameter_invalid', param: 'card.name' })
+    expect(locs(card)).toEqual(['body.card.name', 'body.card.number', 'body.card.exp_year'])
+    expect(card.body.error.message).toMatch(/^3 problems: /)
+    expect(card.text).not.toContain('4242424242424241')
+
+    const wallet = await create({ type: 'wallet_a', owner: { name: 'N'.repeat(51) } })
+    expect(wallet.status, wallet.text).toBe(422)
+    expect(locs(wallet)).toEqual(['body.owner.name', 'body.redirect'])
+
+    // a number the schema refuses is not also named as failing the check digit
+    const letters = await create({ type: 'card', card: { ...TEST_CARD, number: '424242424242424a', exp_year: '2001' } })
+    expect(letters.status, letters.text).toBe(422)
+    expect(locs(letters)).toEqual(['body.card.number', 'body.card.exp_year'])
+  })
+
   it('month 0 and month 13 are 422', async () => {
     for (const month of ['0', '00', '13', '99']) {
       expectRefused(await create(withValue(cardBody(), ['card', 'exp_month'], month)), ['body', 'card', 'exp_month'])

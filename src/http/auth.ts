@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { hashApiKey } from '../domain/keys.js'
-import { AppError } from '../errors.js'
+import { AppError, type Violation } from '../errors.js'
 import type { AccountService, Caller } from '../services/accounts.js'
 
 /** Who may call a route: any valid key, secret keys only, or no key (documents, hosted pages). */
@@ -11,6 +11,8 @@ declare module 'fastify' {
     auth?: RouteAuth
     /** the body may be left out and is then taken as {} */
     bodyOptional?: boolean
+    /** rules of the body its schema cannot state, also named in the answer to a body the schema refuses */
+    bodyRules?: (body: unknown) => Violation[]
   }
   interface FastifyRequest {
     caller: Caller

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import { Ajv, type ErrorObject } from 'ajv'
 import type { FastifySchemaCompiler } from 'fastify'
-import { AppError, type ErrorCode, type ValidationDetail } from '../errors.js'
+import { AppError, type ErrorCode, problemsMessage, type ValidationDetail } from '../errors.js'
 
 // ajv-formats is CommonJS whose default export TypeScript cannot see through NodeNext interop
 const addFormats = createRequire(import.meta.url)('ajv-formats') as typeof import('ajv-formats').default
@@ -79,6 +79,9 @@ const CODE_OF_KEYWORD: Record<string, ErrorCode> = {
   additionalProperties: 'parameter_unknown',
 }
 
+/** Where a problem is, named as `loc` names it: Fastify's names for the parts of a request are not. */
+const LOC_OF_PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' }
+
 function locOf(part: string, e: ErrorObject): (string | number)[] {
   const path = e.instancePath
     .split('/')
@@ -89,7 +92,7 @@ function locOf(part: string, e: ErrorObject): (string | number)[] {
   // a propertyNames violation is about one key of the object: point at that key
   const key = (e as { propertyName?: string }).propertyName
   if (key !== undefined) path.push(key)
-  return [part, ...path]
+  return [LOC_OF_PART[part] ?? part, ...path]
 }
 
 function messageOf(e: ErrorObject, name: string): string {
@@ -124,16 +127,12 @@ export function validationError(part: string, errors: ErrorObject[]): AppError {
   const list = useful.length > 0 ? useful : errors
   const detail: ValidationDetail[] = list.map((e) => {
     const loc = locOf(part, e)
-    const name = loc.length > 1 ? loc.slice(1).join('.') : part
+    const name = loc.slice(loc.length > 1 ? 1 : 0).join('.')
     return { loc, msg: messageOf(e, name), type: e.keyword }
   })
   const first = list[0] as ErrorObject
   const firstLoc = (detail[0] as ValidationDetail).loc
-  const param = firstLoc.length > 1 ? firstLoc.slice(1).join('.') : part
+  const param = firstLoc.slice(firstLoc.length > 1 ? 1 : 0).join('.')
   const code = CODE_OF_KEYWORD[first.keyword] ?? 'parameter_invalid'
-  const message =
-    detail.length === 1
-      ? (detail[0] as ValidationDetail).msg
-      : `${detail.length} problems: ${detail.map((d) => d.msg).join('; ')}`
-  return new AppError(code, message, { param, detail })
+  return new AppError(code, problemsMessage(detail), { param, detail })
 }

@@ -12,7 +12,7 @@ import {
 import { newId } from '../domain/ids.js'
 import { normalizeCurrency } from '../domain/money.js'
 import { timestampNow } from '../domain/time.js'
-import { AppError, invalidParam, notFound } from '../errors.js'
+import { AppError, invalidParams, notFound, type Violation } from '../errors.js'
 import type { ChargeView, CreateChargeInput, RefundView } from '../http/schemas/charge.js'
 import type { SourceType } from '../http/schemas/source.js'
 import {
@@ -415,8 +415,9 @@ export function chargeService(deps: ChargeDeps) {
     idempotencyKey?: string,
   ): Promise<ChargeView> {
     const processor = processorFor(scope.livemode)
-    const currency = normalizeCurrency(input.currency)
-    if (!currency) throw invalidParam('parameter_invalid', 'currency', `currency is not an ISO 4217 code`)
+    const [violation, ...more] = chargeBodyViolations(input)
+    if (violation) throw invalidParams([violation, ...more])
+    const currency = normalizeCurrency(input.currency) as string
 
     // a retry of a request whose process died: carry on with the charge it made
     if (idempotencyKey) {
@@ -860,3 +861,14 @@ export function chargeService(deps: ChargeDeps) {
 }
 
 export type ChargeService = ReturnType<typeof chargeService>
+
+/**
+ * The rule of a charge's body that its schema cannot state: the currency is one ISO 4217 knows. It
+ * reads the body as it came, so that a refused body's answer names this problem as well as the
+ * schema's.
+ */
+export function chargeBodyViolations(body: unknown): Violation[] {
+  const currency = typeof body === 'object' && body !== null ? (body as { currency?: unknown }).currency : undefined
+  if (typeof currency !== 'string' || normalizeCurrency(currency)) return []
+  return [{ code: 'parameter_invalid', param: 'currency', msg: 'currency is not an ISO 4217 code' }]
+}

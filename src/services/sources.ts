@@ -28,58 +28,10 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
       if (earlier) return sourceView(earlier)
     }
     // every rule is checked, so one answer names every problem of the body
-    const violations: Violation[] = []
-    if (input.type === 'card' && !input.card) {
-      violations.push({
-        code: 'parameter_missing',
-        param: 'card',
-        msg: 'card is required for a source of type card',
-        type: 'missing',
-      })
-    }
-    if (input.type !== 'card' && input.card) {
-      violations.push({
-        code: 'parameter_unknown',
-        param: 'card',
-        msg: `card is only for a source of type card, not ${input.type}`,
-      })
-    }
-    if (input.type !== 'card' && !input.redirect) {
-      violations.push({
-        code: 'parameter_missing',
-        param: 'redirect',
-        msg: `redirect is required for a source of type ${input.type}`,
-        type: 'missing',
-      })
-    }
-    if (input.redirect) {
-      for (const field of ['success', 'fail'] as const) {
-        if (UNSAFE_SCHEMES.test(input.redirect[field])) {
-          violations.push({
-            code: 'parameter_invalid',
-            param: `redirect.${field}`,
-            msg: `redirect.${field} must not use that scheme`,
-          })
-        }
-      }
-      if (input.redirect.notify !== undefined) {
-        const problem = await deps.checkNotifyAddress(input.redirect.notify, scope.livemode)
-        if (problem) violations.push({ code: 'parameter_invalid', param: 'redirect.notify', msg: problem })
-      }
-    }
-    if (input.card && !luhnValid(input.card.number)) {
-      violations.push({
-        code: 'card_number_invalid',
-        param: 'card.number',
-        msg: 'The card number is not a valid card number',
-      })
-    }
-    if (input.card && cardExpired(Number(input.card.exp_month), Number(input.card.exp_year))) {
-      violations.push({
-        code: 'card_expired',
-        param: 'card.exp_year',
-        msg: "The card's expiration date is in the past",
-      })
+    const violations = sourceBodyViolations(input)
+    if (input.redirect?.notify !== undefined) {
+      const problem = await deps.checkNotifyAddress(input.redirect.notify, scope.livemode)
+      if (problem) violations.push({ code: 'parameter_invalid', param: 'redirect.notify', msg: problem })
     }
     const [first, ...rest] = violations
     if (first) throw invalidParams([first, ...rest])
@@ -128,6 +80,74 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
 }
 
 export type SourceService = ReturnType<typeof sourceService>
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/**
+ * The rules of a source's body that its schema cannot state: which fields each type needs, the
+ * redirect addresses' schemes, the card number's check digit and the expiry. They read the body as
+ * it came, before or without its schema's check, so that a refused body's answer names these
+ * problems as well as the schema's (the address check for notify calls needs the network, and runs
+ * in the service only).
+ */
+export function sourceBodyViolations(body: unknown): Violation[] {
+  if (!isObject(body)) return []
+  const violations: Violation[] = []
+  const { type, card, redirect } = body
+  if (type === 'card' && card === undefined) {
+    violations.push({
+      code: 'parameter_missing',
+      param: 'card',
+      msg: 'card is required for a source of type card',
+      type: 'missing',
+    })
+  }
+  if (typeof type === 'string' && type !== 'card' && card !== undefined) {
+    violations.push({
+      code: 'parameter_unknown',
+      param: 'card',
+      msg: `card is only for a source of type card, not ${type}`,
+    })
+  }
+  if (typeof type === 'string' && type !== 'card' && redirect === undefined) {
+    violations.push({
+      code: 'parameter_missing',
+      param: 'redirect',
+      msg: `redirect is required for a source of type ${type}`,
+      type: 'missing',
+    })
+  }
+  if (isObject(redirect)) {
+    for (const field of ['success', 'fail'] as const) {
+      const address = redirect[field]
+      if (typeof address === 'string' && UNSAFE_SCHEMES.test(address)) {
+        violations.push({
+          code: 'parameter_invalid',
+          param: `redirect.${field}`,
+          msg: `redirect.${field} must not use that scheme`,
+        })
+      }
+    }
+  }
+  if (isObject(card)) {
+    if (typeof card.number === 'string' && !luhnValid(card.number)) {
+      violations.push({
+        code: 'card_number_invalid',
+        param: 'card.number',
+        msg: 'The card number is not a valid card number',
+      })
+    }
+    // a month or year that is not a number compares as neither past nor present
+    if (cardExpired(Number(card.exp_month), Number(card.exp_year))) {
+      violations.push({
+        code: 'card_expired',
+        param: 'card.exp_year',
+        msg: "The card's expiration date is in the past",
+      })
+    }
+  }
+  return violations
+}
 
 /** Tells why a consume failed: the source does not exist for this caller, or is used. */
 export async function whyNotConsumed(db: Db, scope: Scope, id: string): Promise<AppError> {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { chargeBodyViolations } from '../../services/charges.js'
 import type { Services } from '../../services/index.js'
 import { baseUrlOf } from '../base-url.js'
 import { pageOf } from '../lists.js'
@@ -29,6 +30,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     '/v2/charges/',
     {
+      config: { bodyRules: chargeBodyViolations },
       schema: {
         tags,
         summary: 'Create a charge',

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Services } from '../../services/index.js'
+import { sourceBodyViolations } from '../../services/sources.js'
 import { IdParams, withErrors } from '../schemas/common.js'
 import { CreateSourceBody, Source } from '../schemas/source.js'
 
@@ -7,7 +8,7 @@ export const sourceRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
   app.post(
     '/v2/sources/',
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', bodyRules: sourceBodyViolations },
       schema: {
         tags: ['sources'],
         summary: 'Create a single-use source',
