@@ -34,6 +34,12 @@ export interface AppDeps {
   vault: Vault
   logger?: Logger | false
   bodyLimit?: number
+  /**
+   * How long a client may take to send a whole request (headers and body), in milliseconds; one
+   * that takes longer is answered 408 and its connection closed. A half-sent request would
+   * otherwise hold its connection, and a shutdown waiting for it, for ever.
+   */
+  requestTimeoutMs?: number
   options?: ServiceOptions
   /**
    * Runs a notify delivery worker with the app: started when the app is ready, stopped when it
@@ -54,6 +60,8 @@ export interface AppDeps {
   /** rendered charges kept for lists (src/http/rendered.ts); DEFAULT_RENDERED_ENTRIES when absent */
   renderedViews?: RenderedSettings | undefined
 }
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 
 export interface RateLimitSettings {
   max: number
@@ -138,25 +146,35 @@ function frameworkError(err: FastifyError): AppError | undefined {
 }
 
 export async function createApp(deps: AppDeps): Promise<App> {
+  const requestTimeoutMs = deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
   const app = Fastify({
     loggerInstance: deps.logger || undefined,
     logger: deps.logger === undefined ? false : undefined,
     genReqId: () => `req_${randomHex(12)}`,
     requestIdHeader: false,
     bodyLimit: deps.bodyLimit ?? 65_536,
+    requestTimeout: requestTimeoutMs,
+    // Node looks for requests past their time every this often (30 s unless told)
+    http: {
+      connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
+      headersTimeout: Math.min(60_000, requestTimeoutMs),
+    },
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 300 },
     // answered by the hook below instead, in the one envelope and with a Request-Id
     return503OnClosing: false,
     // requests Node's HTTP parser refuses never reach Fastify's hooks: answer them on the socket
     clientErrorHandler: (err, socket) => {
       if (!socket.writable) return
-      const tooLarge = (err as { code?: string }).code === 'HPE_HEADER_OVERFLOW'
-      const e = tooLarge
-        ? new AppError('headers_too_large', 'The request headers are too large')
-        : new AppError('request_invalid', 'The request is not valid HTTP')
+      const code = (err as { code?: string }).code
+      const [e, reason] =
+        code === 'HPE_HEADER_OVERFLOW'
+          ? [new AppError('headers_too_large', 'The request headers are too large'), 'Request Header Fields Too Large']
+          : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+            ? [new AppError('request_timeout', 'The request was not sent in time'), 'Request Timeout']
+            : [new AppError('request_invalid', 'The request is not valid HTTP'), 'Bad Request']
       const body = JSON.stringify(e.toBody())
       socket.end(
-        `HTTP/1.1 ${e.status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+        `HTTP/1.1 ${e.status} ${reason}\r\n` +
           `Content-Type: application/json; charset=utf-8\r\nRequest-Id: req_${randomHex(12)}\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       )
@@ -319,7 +337,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
 
   // Every API route sits behind the key check and the idempotency hooks; documents do not.
   await app.register(async (api) => {
-    api.addHook('onRequest', authHook(services.accounts))
+    // after the rate limit (its hooks are the routes' own onRequest hooks), so that requests
+    // without a valid key are counted too, by address, before any key is looked up
+    api.addHook('preParsing', authHook(services.accounts))
     registerIdempotency(api, { db: deps.db, vault: deps.vault, leaseSeconds: deps.idempotencyLeaseSeconds })
     await api.register(meRoutes, { services })
     await api.register(sourceRoutes, { services })

@@ -45,6 +45,8 @@ const ConfigSchema = Type.Object({
   /** rendered charges a process keeps for lists; 0 renders every listed charge again */
   JACKDAW_RENDER_CACHE_ENTRIES: Type.Integer({ minimum: 0, maximum: 1000000, default: DEFAULT_RENDERED_ENTRIES }),
   JACKDAW_BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 10485760, default: 65536 }),
+  /** how long a client may take to send a whole request; a slower one is answered 408 */
+  JACKDAW_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600000, default: 30000 }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     default: 'info',
   }),
@@ -75,10 +77,19 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     }
   }
   if (errors.length > 0) {
-    const lines = errors.map(({ name, message }) => `  ${name}=${JSON.stringify(env[name] ?? '')}: ${message}`)
+    const lines = errors.map(({ name, message }) => `  ${name}=${shown(name, env[name] ?? '')}: ${message}`)
     throw new ConfigError(`invalid configuration:\n${[...new Set(lines)].join('\n')}`)
   }
   return converted as Config
+}
+
+/** Settings that are secrets: a refused one is named, never printed. */
+const SECRET_SETTINGS = new Set(['JACKDAW_ENCRYPTION_KEY', 'JACKDAW_LIVE_PROCESSOR_SECRET'])
+
+/** A refused setting as the start-up error prints it: no secret, and no password of an address. */
+function shown(name: string, value: string): string {
+  if (SECRET_SETTINGS.has(name)) return `(${value.length} characters, not shown)`
+  return JSON.stringify(value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*):.*@/i, '$1:***@'))
 }
 
 export function notifySchedule(config: Config): number[] {

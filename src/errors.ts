@@ -32,8 +32,9 @@ export const ERROR_CATALOG = {
   // 404
   resource_missing: { status: 404, type: 'not_found_error' },
   route_missing: { status: 404, type: 'not_found_error' },
-  // 405, 409, 413, 415, 422
+  // 405, 408, 409, 413, 415, 422
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  request_timeout: { status: 408, type: 'invalid_request_error' },
   idempotency_key_reused: { status: 409, type: 'idempotency_error' },
   idempotency_key_in_use: { status: 409, type: 'idempotency_error' },
   body_too_large: { status: 413, type: 'invalid_request_error' },
@@ -60,6 +61,18 @@ export interface ValidationDetail {
   type: string
 }
 
+/**
+ * A run of 12 to 19 digits, alone or split by single spaces or dashes, that is not part of a longer
+ * word (an id's hex): what a card number looks like. A value echoed into a message (an id that
+ * names nothing) may be a card number sent in the wrong field.
+ */
+const CARD_NUMBER_LIKE = /(?<![0-9A-Za-z_])(?:\d[ -]?){11,18}\d(?![0-9A-Za-z_])/g
+
+/** The text with anything that looks like a card number taken out. */
+export function withoutCardNumbers(text: string): string {
+  return text.replace(CARD_NUMBER_LIKE, '[redacted]')
+}
+
 export class AppError extends Error {
   readonly code: ErrorCode
   readonly param: string | undefined
@@ -71,7 +84,8 @@ export class AppError extends Error {
     message: string,
     extra: { param?: string; detail?: ValidationDetail[]; headers?: Record<string, string> } = {},
   ) {
-    super(message)
+    // messages are answered, logged and kept with idempotency keys: no card number goes with them
+    super(withoutCardNumbers(message))
     this.name = 'AppError'
     this.code = code
     this.param = extra.param

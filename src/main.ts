@@ -5,9 +5,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
-import pino, { type Logger } from 'pino'
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino'
 import { createApp } from './app.js'
 import { type Config, ConfigError, parseConfig } from './config.js'
+import { withoutCardNumbers } from './errors.js'
 import { notifyWorkerSettings } from './notify/worker.js'
 import { HttpProcessor } from './processor/http-connector.js'
 import type { Processor } from './processor/processor.js'
@@ -22,15 +23,17 @@ interface TestKeys {
   pk_test_key: string
 }
 
-export function makeLogger(config: Config): Logger {
-  return pino({
+/** The service's logger; `destination` (standard output when absent) lets tests read what it writes. */
+export function makeLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
     level: config.LOG_LEVEL,
-    // a request is logged without its query string: a hosted page's token travels there
+    // a request is logged without its query string (a hosted page's token travels there), and
+    // without anything in its path that looks like a card number (sent where an id goes)
     serializers: {
       req: (req: { id?: string; method?: string; url?: string }) => ({
         id: req.id,
         method: req.method,
-        url: String(req.url ?? '').split('?')[0],
+        url: withoutCardNumbers(String(req.url ?? '').split('?')[0] ?? ''),
       }),
     },
     // request bodies are never logged; these paths guard any object that might carry one
@@ -38,7 +41,8 @@ export function makeLogger(config: Config): Logger {
       paths: ['req.headers.authorization', '*.card.number', '*.card.cvc', '*.number', '*.cvc'],
       censor: '[redacted]',
     },
-  })
+  }
+  return destination ? pino(options, destination) : pino(options)
 }
 
 export function liveProcessorOf(config: Config): Processor | undefined {
@@ -46,8 +50,17 @@ export function liveProcessorOf(config: Config): Processor | undefined {
   if (!config.JACKDAW_LIVE_PROCESSOR_SECRET) {
     throw new ConfigError('JACKDAW_LIVE_PROCESSOR_SECRET is required with JACKDAW_LIVE_PROCESSOR_URL')
   }
+  // card numbers and security codes travel to it: in the clear only within this machine
+  const url = new URL(config.JACKDAW_LIVE_PROCESSOR_URL)
+  if (url.protocol !== 'https:' && !LOOPBACK_HOST.test(url.hostname)) {
+    throw new ConfigError(
+      `JACKDAW_LIVE_PROCESSOR_URL must use https (card data is sent to it), or name this machine (localhost, 127.0.0.1, [::1]); it names ${url.hostname}`,
+    )
+  }
   return new HttpProcessor(config.JACKDAW_LIVE_PROCESSOR_URL, config.JACKDAW_LIVE_PROCESSOR_SECRET)
 }
+
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i
 
 /**
  * Makes the default account on an empty store. The embedded store keeps that account's test keys
@@ -136,6 +149,7 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     vault: store.vault,
     logger,
     bodyLimit: config.JACKDAW_BODY_LIMIT,
+    requestTimeoutMs: config.JACKDAW_REQUEST_TIMEOUT_MS,
     options: { publicUrl: config.JACKDAW_PUBLIC_URL, listenUrl: listenUrlOf(config), liveProcessor },
     notify: config.JACKDAW_NOTIFY_WORKER ? notifyWorkerSettings(config) : undefined,
     rateLimit: { max: config.JACKDAW_RATE_LIMIT, windowMs: config.JACKDAW_RATE_WINDOW_MS, redis },

@@ -34,6 +34,7 @@ const REFUSED_NUMBERS = [
   '4000000000000002', // valid, but sent with an expired date
   '4000000000009995', // valid, but sent with a bad security code
   '4000000000000127', // valid, but sent with an unknown field
+  '4012888888881881', // valid, but sent where an id goes
 ]
 const CVCS = ['987', '4321']
 
@@ -141,6 +142,25 @@ describe('card data never leaves or rests in plain text', () => {
       ),
     )
     expect(reused.status).toBe(409)
+    // a number sent where an id goes names nothing: the 404 must not echo it, nor keep it
+    const asSource = await record(
+      t.sk.post(
+        '/v2/charges/',
+        { amount: 500, currency: 'usd', source: '4012888888881881' },
+        { 'idempotency-key': 'cd-5' },
+      ),
+    )
+    expect(asSource.status, asSource.text).toBe(404)
+    const spaced = await record(
+      t.sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: '4012 8888 8888 1881' }),
+    )
+    expect(spaced.status, spaced.text).toBe(404)
+    const asCustomer = await record(
+      t.sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: testSources[1], customer: '4012888888881881' }),
+    )
+    expect(asCustomer.status, asCustomer.text).toBe(404)
+    expect((await record(t.sk.get('/v2/charges/4012888888881881'))).status).toBe(404)
+    expect((await record(t.sk.get('/v2/customers/4012888888881881'))).status).toBe(404)
   })
 
   it('no response body holds a card number or a security code', () => {
@@ -206,5 +226,44 @@ describe('card data never leaves or rests in plain text', () => {
   it('a refused card leaves no source behind', async () => {
     const res = await t.db.query<{ n: number }>("SELECT count(*) AS n FROM sources WHERE type = 'card'")
     expect(Number(res.rows[0]?.n)).toBe(CARDS.length)
+  })
+})
+
+describe('card data of sources nothing can charge again', () => {
+  it('a source detached from its customer, or left by a deleted customer, keeps no number or security code', async () => {
+    const holder = await t.sk.post('/v2/customers/', { email: 'detach@example.com', description: 'Holder' })
+    const other = await t.sk.post('/v2/customers/', { email: 'deleted@example.com', description: 'Holder' })
+    const make = async () => {
+      const src = await t.sk.post('/v2/sources/', {
+        type: 'card',
+        card: { ...TEST_CARD, number: '4242424242424242', cvc: '987', exp_year: futureYear },
+      })
+      expect(src.status, src.text).toBe(200)
+      return src.body.id as string
+    }
+    const [detached, left, kept] = [await make(), await make(), await make()]
+    for (const [cus, src] of [
+      [holder.body.id, detached],
+      [other.body.id, left],
+      [holder.body.id, kept],
+    ]) {
+      const attached = await t.sk.post(`/v2/customers/${cus}/sources`, { source: src })
+      expect(attached.status, attached.text).toBe(200)
+    }
+    expect((await t.sk.delete(`/v2/customers/${holder.body.id}/sources/${detached}`)).status).toBe(200)
+    expect((await t.sk.delete(`/v2/customers/${other.body.id}`)).status).toBe(200)
+    const secrets = await t.db.query<{ id: string; card_number_enc: string | null; card_cvc_enc: string | null }>(
+      'SELECT id, card_number_enc, card_cvc_enc FROM sources WHERE id = ANY($1::text[])',
+      [[detached, left, kept]],
+    )
+    const of = (id: string) => secrets.rows.find((r) => r.id === id)
+    expect(of(detached)).toMatchObject({ card_number_enc: null, card_cvc_enc: null })
+    expect(of(left)).toMatchObject({ card_number_enc: null, card_cvc_enc: null })
+    // one still attached can be charged again: it keeps its number
+    expect(of(kept)?.card_number_enc).toMatch(/^v1:/)
+    // and a detached source cannot be charged again, with or without its card
+    const charge = await t.sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: detached })
+    expect(charge.status, charge.text).toBe(400)
+    expect(charge.body.error.code).toBe('source_used')
   })
 })

@@ -179,6 +179,33 @@ describe('the same key for another request', () => {
   })
 })
 
+describe('the answers kept', () => {
+  it('are sealed at rest: a rolled webhook secret is not in the store, and the retry gets it back', async () => {
+    const k = key()
+    const first = await t.sk.post('/v2/me/webhook_secret/roll', undefined, idem(k))
+    expectFresh(first, 200)
+    expect(first.body.secret).toMatch(/^whsec_/)
+    const kept = await t.db.query<{ response_body: string }>(
+      'SELECT response_body FROM idempotency_keys WHERE key = $1',
+      [k],
+    )
+    expect(kept.rows).toHaveLength(1)
+    expect(kept.rows[0]?.response_body).toMatch(/^v1:/)
+    expect(kept.rows[0]?.response_body).not.toContain(first.body.secret)
+    expect(kept.rows[0]?.response_body).not.toContain('whsec_')
+    expectReplayOf(await t.sk.post('/v2/me/webhook_secret/roll', undefined, idem(k)), first)
+  })
+
+  it('kept in plain JSON before answers were sealed are replayed as they are', async () => {
+    const k = key()
+    const body = customerBody()
+    const first = await t.sk.post('/v2/customers/', body, idem(k))
+    expectFresh(first, 201)
+    await t.db.query('UPDATE idempotency_keys SET response_body = $2 WHERE key = $1', [k, first.text])
+    expectReplayOf(await t.sk.post('/v2/customers/', body, idem(k)), first)
+  })
+})
+
 describe('the key itself', () => {
   it('255 characters is fine; longer, or empty, is 400 and runs nothing', async () => {
     const long = 'k'.repeat(255)
@@ -216,6 +243,17 @@ describe('the key itself', () => {
       expect(await countSources()).toBe(before + 1)
       expectReplayOf(await t.sk.post('/v2/sources/', cardSource(), idem(k)), fixed)
     }
+  })
+
+  it("a public key's holders have keys of their own: they cannot use up the secret key's", async () => {
+    const k = key()
+    // anyone may hold the public key: it is published in pages
+    expectFresh(await t.pk.post('/v2/sources/', cardSource(), idem(k)), 200)
+    const secretFirst = await t.sk.post('/v2/sources/', cardSource(), idem(k))
+    expectFresh(secretFirst, 200)
+    // and each replays its own answer
+    expect((await t.pk.post('/v2/sources/', cardSource(), idem(k))).headers['idempotent-replayed']).toBe('true')
+    expectReplayOf(await t.sk.post('/v2/sources/', cardSource(), idem(k)), secretFirst)
   })
 
   it('a request refused before it runs (no key, public key) does not use the key up', async () => {

@@ -1,5 +1,10 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseConfig } from '../src/config.js'
+import { liveProcessorOf } from '../src/main.js'
 import { HttpProcessor } from '../src/processor/http-connector.js'
+import { type PaymentRequest, ProcessorError } from '../src/processor/processor.js'
 import { createProcessorServer } from '../src/processor/server.js'
 import { Simulator } from '../src/processor/simulator.js'
 import { cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
@@ -106,5 +111,49 @@ describe('live mode through a processor reached over HTTP', () => {
     const testSrc = await noLive.sk.post('/v2/sources/', cardSource())
     const ok = await noLive.sk.post('/v2/charges/', { amount: 100, currency: 'usd', source: testSrc.body.id })
     expect(ok.body.status).toBe('succeeded')
+  })
+})
+
+describe('the way to the live processor', () => {
+  const settings = (url: string) =>
+    parseConfig({ JACKDAW_LIVE_PROCESSOR_URL: url, JACKDAW_LIVE_PROCESSOR_SECRET: SECRET })
+
+  it('must be https unless the processor is on this machine: card data travels on it', () => {
+    for (const url of ['http://processor.example', 'http://10.0.0.5:8443', 'http://127.0.0.1.example.com']) {
+      expect(() => liveProcessorOf(settings(url)), url).toThrow(/must use https/)
+    }
+    for (const url of [
+      'https://processor.example',
+      'http://127.0.0.1:9100',
+      'http://localhost:9100',
+      'http://[::1]:9100',
+    ]) {
+      expect(liveProcessorOf(settings(url)), url).toBeInstanceOf(HttpProcessor)
+    }
+  })
+
+  it('a redirect from it is an answer: the card is not sent on to another address', async () => {
+    const elsewhere = http.createServer((_req, res) => res.end('{}'))
+    let hitsElsewhere = 0
+    elsewhere.on('request', () => hitsElsewhere++)
+    await new Promise<void>((r) => elsewhere.listen(0, '127.0.0.1', r))
+    const target = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`
+    const redirecting = http.createServer((req, res) => {
+      res.writeHead(307, { location: `${target}${req.url}` }).end()
+    })
+    await new Promise<void>((r) => redirecting.listen(0, '127.0.0.1', r))
+    try {
+      const connector = new HttpProcessor(`http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`, SECRET)
+      const request = {
+        amount: 100,
+        currency: 'usd',
+        source: { type: 'card', card: { number: '4242424242424242', cvc: '123', exp_month: 12, exp_year: 2035 } },
+      } as unknown as PaymentRequest
+      await expect(connector.authorize(request)).rejects.toBeInstanceOf(ProcessorError)
+      expect(hitsElsewhere).toBe(0)
+    } finally {
+      redirecting.close()
+      elsewhere.close()
+    }
   })
 })

@@ -36,6 +36,25 @@ describe('rate limiting per key, in one process', () => {
   })
 })
 
+describe('rate limiting requests without a valid key', () => {
+  it('counts them by address before any key is looked up: past the limit they get 429, not 401', async () => {
+    const t = await testApp({}, { rateLimit: { max: 3, windowMs: 60_000 } })
+    try {
+      const anonymous = client(t.app)
+      const statuses: number[] = []
+      for (let i = 0; i < 5; i++) statuses.push((await anonymous.get('/v2/me')).status)
+      expect(statuses).toEqual([401, 401, 401, 429, 429])
+      const limited = await anonymous.post('/v2/customers/', { email: 'x@example.com', description: 'x' })
+      expect(limited.status).toBe(429)
+      expect(limited.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limited' })
+      // a valid key has a count of its own
+      expect((await t.sk.get('/v2/me')).status).toBe(200)
+    } finally {
+      await t.close()
+    }
+  })
+})
+
 // Shared counts need Redis; CI runs the suite with REDIS_URL set on its PostgreSQL pass.
 describe.runIf(REDIS_URL && onPostgres)('rate limiting shared across processes through Redis', () => {
   it('two app instances on one Redis share one count per key', async () => {

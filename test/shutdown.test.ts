@@ -154,3 +154,37 @@ describe('a service that is shutting down', () => {
     })
   })
 })
+
+describe('a client that never finishes sending its request', () => {
+  it('gets 408 in the one envelope after the request timeout, and holds up no shutdown', async () => {
+    const slowStore = await testStore()
+    const slow = await createApp({
+      db: slowStore.db,
+      vault: new Vault(randomBytes(32)),
+      logger: pino({ level: 'silent' }),
+      requestTimeoutMs: 1_000,
+    })
+    try {
+      await slow.listen({ port: 0, host: '127.0.0.1' })
+      const keys = await slow.services.accounts.create('Shop')
+      const c = connection((slow.server.address() as net.AddressInfo).port)
+      // the headers promise 100 bytes of body; a few come, then nothing
+      c.send(
+        `POST /v2/customers/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${keys.sk_test_key}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":',
+      )
+      const [answer, ...more] = await c.closed
+      expect(more).toEqual([])
+      expect(answer?.status).toBe(408)
+      expect(answer?.headers['request-id']).toMatch(/^req_/)
+      expect(JSON.parse(answer?.body ?? '')).toEqual({
+        error: { type: 'invalid_request_error', code: 'request_timeout', message: expect.any(String) },
+      })
+      const customers = await slowStore.db.query<{ n: number }>('SELECT count(*)::int AS n FROM customers')
+      expect(customers.rows[0]?.n).toBe(0)
+    } finally {
+      await slow.close()
+      await slowStore.close()
+    }
+  }, 10_000)
+})

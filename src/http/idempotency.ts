@@ -35,7 +35,8 @@ function canonicalJson(value: unknown): string {
  * `Idempotency-Key` on a POST: the first request with a key runs and its answer is kept for
  * 24 hours; a retry with the same body gets that answer again; another body, or a retry while the
  * first still runs, is 409. Faults of the service's own (5xx) and refused requests (422) are not
- * kept, so a retry runs again.
+ * kept, so a retry runs again. Answers are kept encrypted; the keys of public-key callers are their
+ * own, apart from the secret key's.
  */
 export function registerIdempotency(
   app: FastifyInstance,
@@ -45,13 +46,16 @@ export function registerIdempotency(
     if (request.method !== 'POST' || !request.caller) return
     const raw = request.headers[HEADER]
     if (raw === undefined) return
-    const key = Array.isArray(raw) ? raw[0] : raw
-    if (!key || key.length > 255 || !/^[\x20-\x7e]+$/.test(key)) {
+    const sent = Array.isArray(raw) ? raw[0] : raw
+    if (!sent || sent.length > 255 || !/^[\x20-\x7e]+$/.test(sent)) {
       throw new AppError('header_invalid', 'Idempotency-Key must be 1 to 255 printable ASCII characters', {
         param: 'Idempotency-Key',
       })
     }
     const scope = { accountId: request.caller.accountId, livemode: request.caller.livemode }
+    // a public key is published in pages: its holders' keys must not use up the secret key's
+    // holder's, so they are kept apart, under a name no key sent can have (a key is printable ASCII)
+    const key = request.caller.keyKind === 'public' ? `public\t${sent}` : sent
     const fingerprint = deps.vault.fingerprint(
       `${request.method} ${canonicalPath(request.url)}\n${canonicalJson(request.body ?? null)}`,
     )
@@ -62,7 +66,8 @@ export function registerIdempotency(
         return
       case 'replay':
         reply.code(claim.statusCode).header('Idempotent-Replayed', 'true').type('application/json')
-        return reply.send(claim.body)
+        // an answer kept before answers were sealed is its JSON as it was
+        return reply.send(claim.body.startsWith('{') ? claim.body : deps.vault.decrypt(claim.body))
       case 'mismatch':
         throw new AppError(
           'idempotency_key_reused',
@@ -85,7 +90,8 @@ export function registerIdempotency(
     // a 422 is a request refused before it changed anything (as schema violations are, before
     // this hook claims the key), so it does not use the key up either
     if (reply.statusCode >= 500 || reply.statusCode === 422) await releaseKey(deps.db, claim.scope, claim.key)
-    else await completeKey(deps.db, claim.scope, claim.key, reply.statusCode, String(payload))
+    // an answer may hold a secret (a rolled webhook secret) or a payer's details: it is kept sealed
+    else await completeKey(deps.db, claim.scope, claim.key, reply.statusCode, deps.vault.encrypt(String(payload)))
     return payload
   })
 }

@@ -28,6 +28,8 @@ export class HttpProcessor implements Processor {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${this.secret}` },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(this.timeoutMs),
+        // a redirect is an answer, not an address to send the card to
+        redirect: 'manual',
       })
     } catch (err) {
       const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')

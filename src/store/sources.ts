@@ -167,6 +167,12 @@ export async function consumeSource(
   return res.rows[0]
 }
 
+/**
+ * A detached source is used and no customer's: nothing can charge it again, so its card number and
+ * security code are kept no longer.
+ */
+const FORGET_CARD = 'card_number_enc = NULL, card_cvc_enc = NULL'
+
 export async function detachSource(
   db: Queryable,
   scope: Scope,
@@ -174,7 +180,7 @@ export async function detachSource(
   id: string,
 ): Promise<SourceRow | undefined> {
   const res = await db.query<SourceRow>(
-    `UPDATE sources SET customer_id = NULL, vaulted = false, updated_at = now()
+    `UPDATE sources SET customer_id = NULL, vaulted = false, updated_at = now(), ${FORGET_CARD}
      WHERE id = $1 AND account_id = $2 AND livemode = $3 AND customer_id = $4
      RETURNING ${SOURCE_COLUMNS}`,
     [id, scope.accountId, scope.livemode, customerId],
@@ -183,9 +189,10 @@ export async function detachSource(
 }
 
 export async function detachAllSources(db: Queryable, customerId: string): Promise<void> {
-  await db.query('UPDATE sources SET customer_id = NULL, vaulted = false, updated_at = now() WHERE customer_id = $1', [
-    customerId,
-  ])
+  await db.query(
+    `UPDATE sources SET customer_id = NULL, vaulted = false, updated_at = now(), ${FORGET_CARD} WHERE customer_id = $1`,
+    [customerId],
+  )
 }
 
 export async function sourcesOfCustomers(db: Queryable, customerIds: string[]): Promise<SourceRow[]> {

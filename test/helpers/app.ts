@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { Writable } from 'node:stream'
-import pino from 'pino'
 import { type App, type AppDeps, createApp } from '../../src/app.js'
 import { Vault } from '../../src/crypto/vault.js'
+import { makeLogger } from '../../src/main.js'
 import type { AccountKeys } from '../../src/services/accounts.js'
 import type { Db } from '../../src/store/db.js'
 import { type TestStore, testStore } from './store.js'
@@ -76,7 +76,7 @@ export interface TestApp {
 /** App settings besides the services' options: rate limiting, the notify worker. */
 export type AppExtras = Pick<
   AppDeps,
-  'rateLimit' | 'notify' | 'bodyLimit' | 'recovery' | 'idempotencyLeaseSeconds' | 'renderedViews'
+  'rateLimit' | 'notify' | 'bodyLimit' | 'recovery' | 'idempotencyLeaseSeconds' | 'renderedViews' | 'requestTimeoutMs'
 >
 
 /**
@@ -112,7 +112,8 @@ export async function buildApp(
       done()
     },
   })
-  const logger = pino({ level: 'trace' }, sink)
+  // the service's own logger, as `jackdaw serve` makes it, at its most talkative
+  const logger = makeLogger({ LOG_LEVEL: 'trace' }, sink)
   const app = await createApp({ db, vault, logger, options, ...extras })
   await app.ready()
   return { app, logs }
