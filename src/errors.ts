@@ -153,10 +153,6 @@ export function withViolations(err: AppError, more: Violation[]): AppError {
   return new AppError(err.code, problemsMessage(detail), { param: err.param, detail })
 }
 
-export function invalidParam(code: ErrorCode, param: string, msg: string, type?: string): AppError {
-  return invalidParams([{ code, param, msg, ...(type ? { type } : {}) }])
-}
-
 /** A 404; `param` names where the id came from: the path (`id`) or a body field. */
 export function notFound(what: string, id: string, param = 'id'): AppError {
   return new AppError('resource_missing', `No such ${what}: '${id}'`, { param })
