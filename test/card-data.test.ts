@@ -117,6 +117,8 @@ describe('card data never leaves or rests in plain text', () => {
       [{ type: 'card', card: { ...TEST_CARD, number: '4000000000009995', cvc: '98' } }, 422],
       [{ type: 'card', card: { ...TEST_CARD, number: '4000000000000127', cvc: '987', pin: '1234' } }, 422],
       [{ type: 'wallet_a', card: { ...TEST_CARD, number: '4242424242424242', cvc: '987' } }, 422],
+      // a number where the type goes: the answer names the type's problem without repeating it
+      [{ type: '4012888888881881', card: { ...TEST_CARD, number: '4242424242424242', cvc: '987' } }, 422],
       [{ type: 'card', card: { ...TEST_CARD, number: 4242424242424242, cvc: 987 } }, 422],
       ['{"type":"card","card":{"number":"4242424242424242","cvc":"987"', 400],
     ]

@@ -2,7 +2,7 @@ import type { Vault } from '../crypto/vault.js'
 import { cardExpired, cardProfile, luhnValid } from '../domain/card.js'
 import { newId } from '../domain/ids.js'
 import { AppError, invalidParams, notFound, type Violation } from '../errors.js'
-import type { CreateSourceInput, SourceView } from '../http/schemas/source.js'
+import { type CreateSourceInput, SOURCE_TYPES, type SourceView } from '../http/schemas/source.js'
 import { batched } from '../store/batch.js'
 import type { Db } from '../store/db.js'
 import type { Scope } from '../store/scope.js'
@@ -93,7 +93,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function sourceBodyViolations(body: unknown): Violation[] {
   if (!isObject(body)) return []
   const violations: Violation[] = []
-  const { type, card, redirect } = body
+  const { card, redirect } = body
+  // which fields a type needs is known only of the types there are; another is its schema's to name
+  const type = SOURCE_TYPES.find((known) => known === body.type)
   if (type === 'card' && card === undefined) {
     violations.push({
       code: 'parameter_missing',
@@ -102,14 +104,14 @@ export function sourceBodyViolations(body: unknown): Violation[] {
       type: 'missing',
     })
   }
-  if (typeof type === 'string' && type !== 'card' && card !== undefined) {
+  if (type !== undefined && type !== 'card' && card !== undefined) {
     violations.push({
       code: 'parameter_unknown',
       param: 'card',
       msg: `card is only for a source of type card, not ${type}`,
     })
   }
-  if (typeof type === 'string' && type !== 'card' && redirect === undefined) {
+  if (type !== undefined && type !== 'card' && redirect === undefined) {
     violations.push({
       code: 'parameter_missing',
       param: 'redirect',
