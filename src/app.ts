@@ -11,6 +11,7 @@ import Fastify, {
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import sjson from 'secure-json-parse'
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './config.js'
 import { randomHex } from './crypto/random.js'
 import type { Vault } from './crypto/vault.js'
 import { AppError, withViolations } from './errors.js'
@@ -60,8 +61,6 @@ export interface AppDeps {
   /** rendered charges kept for lists (src/http/rendered.ts); DEFAULT_RENDERED_ENTRIES when absent */
   renderedViews?: RenderedSettings | undefined
 }
-
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 
 export interface RateLimitSettings {
   max: number

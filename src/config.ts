@@ -6,6 +6,9 @@ import { DEFAULT_RENDERED_ENTRIES } from './http/rendered.js'
  * All configuration comes from the environment and is validated here, once, so a bad value stops
  * the process at start with a message that names the variable.
  */
+/** How long a client may take to send a whole request, unless told otherwise. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+
 const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
@@ -46,7 +49,7 @@ const ConfigSchema = Type.Object({
   JACKDAW_RENDER_CACHE_ENTRIES: Type.Integer({ minimum: 0, maximum: 1000000, default: DEFAULT_RENDERED_ENTRIES }),
   JACKDAW_BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 10485760, default: 65536 }),
   /** how long a client may take to send a whole request; a slower one is answered 408 */
-  JACKDAW_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600000, default: 30000 }),
+  JACKDAW_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600000, default: DEFAULT_REQUEST_TIMEOUT_MS }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     default: 'info',
   }),
