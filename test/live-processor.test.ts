@@ -10,7 +10,16 @@ import { Simulator } from '../src/processor/simulator.js'
 import { cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
 
 const SECRET = 'processor-shared-secret-0123456789'
-const processor = createProcessorServer({ processor: new Simulator(), secret: SECRET })
+/** The simulator as a processor service, noting the reversals it is asked for. */
+class ReversalsNoted extends Simulator {
+  reversed: string[] = []
+  override async reverse(chargeId: string) {
+    this.reversed.push(chargeId)
+    return super.reverse(chargeId)
+  }
+}
+const simulator = new ReversalsNoted()
+const processor = createProcessorServer({ processor: simulator, secret: SECRET })
 let t: TestApp
 let down: TestApp
 let noLive: TestApp
@@ -67,11 +76,15 @@ describe('live mode through a processor reached over HTTP', () => {
     expect((await t.skLive.get(`/v2/charges/${wallet.body.id}`)).body.status).toBe('succeeded')
   })
 
-  it('a processor timeout fails the charge with processor_timeout', async () => {
+  it('a processor timeout fails the charge with processor_timeout and reverses it there', async () => {
     const c = await liveCharge(t, cardSource({ number: '4000000000000036' }))
     expect(c.status).toBe(201)
     expect(c.body.status).toBe('failed')
     expect(c.body.failure_data.code).toBe('processor_timeout')
+    // the processor may have authorized it all the same: the reversal went over the protocol
+    expect(simulator.reversed).toEqual([c.body.id])
+    const row = (await t.db.query('SELECT processing FROM charges WHERE id = $1', [c.body.id])).rows[0]
+    expect(row).toEqual({ processing: null })
   })
 
   it('an unreachable processor fails new charges and leaves existing ones as they were', async () => {
@@ -79,6 +92,9 @@ describe('live mode through a processor reached over HTTP', () => {
     expect(c.status).toBe(201)
     expect(c.body.status).toBe('failed')
     expect(c.body.failure_data.code).toBe('processor_unavailable')
+    // the reversal could not be sent either: it is owed, for the recovery sweep
+    const row = (await down.db.query('SELECT processing FROM charges WHERE id = $1', [c.body.id])).rows[0]
+    expect(row).toEqual({ processing: 'reverse' })
     // the source was consumed by the failed attempt, as a declined card's would be
     const again = await down.skLive.post('/v2/charges/', { amount: 1, currency: 'eur', source: c.body.source.id })
     expect(again.body.error.code).toBe('source_used')

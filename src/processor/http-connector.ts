@@ -68,4 +68,8 @@ export class HttpProcessor implements Processor {
   refund(reference: string, amount: number, currency: string, refundId: string): Promise<OperationOutcome> {
     return this.#call('/refund', { reference, amount, currency, refundId })
   }
+
+  reverse(chargeId: string): Promise<OperationOutcome> {
+    return this.#call('/reverse', { chargeId })
+  }
 }

@@ -70,6 +70,14 @@ export interface Processor {
   capture(reference: string, amount: number, currency: string): Promise<OperationOutcome>
   void(reference: string): Promise<OperationOutcome>
   refund(reference: string, amount: number, currency: string, refundId: string): Promise<OperationOutcome>
+  /**
+   * Cancels whatever the processor authorized for this charge, if it authorized anything: sent
+   * when an authorization's outcome was never learned (no answer in time, a broken connection, a
+   * 5xx), so that a charge recorded as failed leaves no hold on the payer's account. `succeeded`
+   * when nothing for the charge remains held, whether or not there ever was a hold; any other
+   * answer, or none, and it is sent again.
+   */
+  reverse(chargeId: string): Promise<OperationOutcome>
 }
 
 /** The processor could not be reached or did not answer in time: the outcome is unknown. */

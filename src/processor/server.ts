@@ -34,6 +34,7 @@ export function createProcessorServer(opts: {
   app.post<{ Body: { reference: string; amount: number; currency: string; refundId: string } }>('/refund', (req) =>
     processor.refund(req.body.reference, req.body.amount, req.body.currency, req.body.refundId),
   )
+  app.post<{ Body: { chargeId: string } }>('/reverse', (req) => processor.reverse(req.body.chargeId))
   app.setErrorHandler((err, _req, reply) => {
     // a simulated timeout is answered as a gateway timeout, which the connector reports as one
     const timeout = err instanceof Error && 'kind' in err && err.kind === 'timeout'

@@ -161,6 +161,11 @@ export class Simulator implements Processor {
   async refund(): Promise<OperationOutcome> {
     return { outcome: 'succeeded' }
   }
+
+  // it holds nothing, so there is never anything to cancel
+  async reverse(_chargeId: string): Promise<OperationOutcome> {
+    return { outcome: 'succeeded' }
+  }
 }
 
 function linkedAccount(req: PaymentRequest): LinkedBankAccount {

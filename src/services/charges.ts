@@ -17,6 +17,7 @@ import type { ChargeView, CreateChargeInput, RefundView } from '../http/schemas/
 import type { SourceType } from '../http/schemas/source.js'
 import {
   type AuthorizeOutcome,
+  type FailureData,
   type PayerAnswer,
   type PayerStep,
   type PaymentRequest,
@@ -48,6 +49,12 @@ interface StoredAction {
   confirmation_id?: string
   step: PayerStep
 }
+
+/**
+ * What the service learned of an authorization: the processor's answer, or that none came from
+ * a processor that may have acted on the request all the same.
+ */
+type Learned = AuthorizeOutcome | { outcome: 'unknown'; failure: FailureData }
 
 const MAX_OTP_ATTEMPTS = 3
 const DEFAULT_REFUND_REASON = 'requested_by_customer'
@@ -235,11 +242,12 @@ export function chargeService(deps: ChargeDeps) {
     scope: Scope,
     charge: ChargeRow,
     source: SourceRow,
-    outcome: AuthorizeOutcome,
+    outcome: Learned,
     baseUrl: string,
   ): { settled: charges.AuthorizationOutcome; view: ChargeView } {
     const at = timestampNow(charge.updated_at, source.updated_at)
-    const cvcChecked = outcome.cvcCheck === 'pass' || outcome.cvcCheck === 'fail' ? outcome.cvcCheck : undefined
+    const cvcCheck = outcome.outcome === 'unknown' ? undefined : outcome.cvcCheck
+    const cvcChecked = cvcCheck === 'pass' || cvcCheck === 'fail' ? cvcCheck : undefined
     const bankAccount = outcome.outcome === 'authorized' ? outcome.bankAccount : undefined
     const settled: SourceRow = {
       ...source,
@@ -270,10 +278,11 @@ export function chargeService(deps: ChargeDeps) {
       eventType = 'charge.failed'
       patch = {
         status: 'failed',
-        processing: null,
+        // an outcome not learned is failed here and reversed at the processor (reverseUnlearned)
+        processing: outcome.outcome === 'unknown' ? 'reverse' : null,
         action: null,
         failure_data: { ...outcome.failure },
-        ...(outcome.reference ? { processor_ref: outcome.reference } : {}),
+        ...(outcome.outcome === 'declined' && outcome.reference ? { processor_ref: outcome.reference } : {}),
       }
     }
     const decided: ChargeRow = { ...charge, ...patch, updated_at: at }
@@ -306,13 +315,30 @@ export function chargeService(deps: ChargeDeps) {
     scope: Scope,
     charge: ChargeRow,
     source: SourceRow,
-    outcome: AuthorizeOutcome,
+    outcome: Learned,
     baseUrl: string,
   ): Promise<ChargeView> {
     const { settled, view } = settleAuthorization(scope, charge, source, outcome, baseUrl)
     await recordOutcome(settled)
     events.stored(settled.event)
+    if (outcome.outcome === 'unknown') await reverseUnlearned(scope, charge.id)
     return view
+  }
+
+  /**
+   * Asks the processor to cancel whatever it authorized for a charge whose authorization's outcome
+   * was never learned, and records that nothing is held when it says so. Until then the charge
+   * keeps `processing = 'reverse'` and the recovery sweep asks again.
+   */
+  async function reverseUnlearned(scope: Scope, chargeId: string): Promise<void> {
+    try {
+      const outcome = await processorFor(scope.livemode).reverse(chargeId)
+      if (outcome.outcome !== 'succeeded') return
+    } catch (err) {
+      if (err instanceof ProcessorError) return
+      throw err
+    }
+    await charges.settleReversal(db, chargeId)
   }
 
   /**
@@ -333,7 +359,7 @@ export function chargeService(deps: ChargeDeps) {
     const createdAt = timestampNow(source.updated_at)
     const charge = charges.recordedCharge(scope, asked, createdAt)
     const request = await paymentRequest(charge, source, source)
-    const outcome = await callAuthorize(() => processor.authorize(request))
+    const outcome = await callAuthorize(processor, () => processor.authorize(request))
     const taken: SourceRow = { ...source, used: true, updated_at: createdAt }
     const { settled, view } = settleAuthorization(scope, charge, taken, outcome, baseUrl)
     if (!(await recordDecided(Object.assign(settled, { asked, createdAt })))) return undefined
@@ -341,23 +367,26 @@ export function chargeService(deps: ChargeDeps) {
     return view
   }
 
-  function processorFailure(err: ProcessorError): AuthorizeOutcome {
-    return {
-      outcome: 'declined',
-      failure: {
-        code: err.kind === 'timeout' ? 'processor_timeout' : 'processor_unavailable',
-        reason: `The payment processor ${err.kind === 'timeout' ? 'did not answer in time' : 'could not be reached'}`,
-        next_steps: 'Retry with a new source; no money was taken',
-        provider_response: { error: err.kind },
-      },
+  /**
+   * An authorization the processor gave no answer to. One that decides in process cannot have
+   * done anything meanwhile, so the charge is simply declined; any other may have authorized it,
+   * so the charge fails and the authorization is reversed.
+   */
+  function processorFailure(processor: Processor, err: ProcessorError): Learned {
+    const failure = {
+      code: err.kind === 'timeout' ? 'processor_timeout' : 'processor_unavailable',
+      reason: `The payment processor ${err.kind === 'timeout' ? 'did not answer in time' : 'could not be reached'}`,
+      next_steps: 'Retry with a new source; nothing is taken, and any amount the processor held is released',
+      provider_response: { error: err.kind },
     }
+    return processor.decidesInProcess ? { outcome: 'declined', failure } : { outcome: 'unknown', failure }
   }
 
-  async function callAuthorize<T>(call: () => Promise<T>): Promise<T | AuthorizeOutcome> {
+  async function callAuthorize<T>(processor: Processor, call: () => Promise<T>): Promise<T | Learned> {
     try {
       return await call()
     } catch (err) {
-      if (err instanceof ProcessorError) return processorFailure(err)
+      if (err instanceof ProcessorError) return processorFailure(processor, err)
       throw err
     }
   }
@@ -462,7 +491,7 @@ export function chargeService(deps: ChargeDeps) {
     }
 
     const request = await paymentRequest(charge, source, secrets)
-    const outcome = await callAuthorize(() => processor.authorize(request))
+    const outcome = await callAuthorize(processor, () => processor.authorize(request))
     return applyAuthorization(scope, charge, source, outcome, baseUrl)
   }
 
@@ -659,8 +688,12 @@ export function chargeService(deps: ChargeDeps) {
     if (op === 'authorize' && !row.action) {
       const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
       const processor = processorFor(scope.livemode)
-      const outcome = await callAuthorize(async () => processor.authorize(await paymentRequest(row, source)))
+      const outcome = await callAuthorize(processor, async () => processor.authorize(await paymentRequest(row, source)))
       return applyAuthorization(scope, row, source, outcome, url)
+    }
+    if (op === 'reverse') {
+      await reverseUnlearned(scope, row.id)
+      return get(scope, row.id)
     }
     if (op.startsWith('capture:')) return runCapture(scope, row, Number(op.slice('capture:'.length)) || row.amount)
     if (op === 'void') return runVoid(scope, row)
@@ -727,9 +760,10 @@ export function chargeService(deps: ChargeDeps) {
     )
     const action = row.action as unknown as StoredAction
     const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
-    let outcome: AuthorizeOutcome | { outcome: 'otp_invalid' }
+    const processor = processorFor(scope.livemode)
+    let outcome: Learned | { outcome: 'otp_invalid' }
     try {
-      outcome = await processorFor(scope.livemode).completeStep(
+      outcome = await processor.completeStep(
         await paymentRequest(row, source),
         row.processor_ref ?? '',
         action.step,
@@ -740,7 +774,7 @@ export function chargeService(deps: ChargeDeps) {
         await charges.patchCharge(db, id, { processing: null })
         throw err
       }
-      outcome = processorFailure(err)
+      outcome = processorFailure(processor, err)
     }
     if (outcome.outcome === 'otp_invalid') {
       const attempts = row.otp_attempts + 1

@@ -503,6 +503,14 @@ export async function patchCharge(db: Queryable, id: string, patch: ChargePatch)
   return res.rows[0] as ChargeRow
 }
 
+/**
+ * Records that nothing is held at the processor for a charge whose authorization was reversed.
+ * A charge's time is left as it was: the reversal is not a change the API shows.
+ */
+export async function settleReversal(db: Queryable, id: string): Promise<void> {
+  await db.query("UPDATE charges SET processing = NULL WHERE id = $1 AND processing = 'reverse'", [id])
+}
+
 /** An event to store, with the notify call it queues when its source has a notify address. */
 export interface EventToStore {
   id: string
@@ -532,6 +540,7 @@ export type DecidedCharge = Pick<
   | 'processor_ref'
   | 'failure_data'
   | 'otp_attempts'
+  | 'processing'
   | 'updated_at'
 >
 
@@ -561,6 +570,7 @@ function outcomeRow(i: AuthorizationOutcome) {
     processor_ref: i.charge.processor_ref,
     failure_data: i.charge.failure_data,
     otp_attempts: i.charge.otp_attempts,
+    processing: i.charge.processing,
     at: i.charge.updated_at,
     account_id: i.scope.accountId,
     livemode: i.scope.livemode,
@@ -588,6 +598,7 @@ const OUTCOME_COLUMNS = [
   ['processor_ref', 'text'],
   ['failure_data', 'jsonb'],
   ['otp_attempts', 'integer'],
+  ['processing', 'text'],
   ['at', 'timestamptz'],
   ['account_id', 'text'],
   ['livemode', 'boolean'],
@@ -638,7 +649,7 @@ export async function recordAuthorizations(db: Queryable, items: readonly Author
        UPDATE sources s SET ${SETTLE_SOURCE}
        FROM v WHERE s.id = ANY($${next}::text[]) AND s.id = v.source_id
      ), ${eventsWithNotifyCalls('v', notify)}
-     UPDATE charges c SET status = v.status, authorized = v.authorized, captured = v.captured, processing = NULL,
+     UPDATE charges c SET status = v.status, authorized = v.authorized, captured = v.captured, processing = v.processing,
        action = v.action, action_token = v.action_token, processor_ref = v.processor_ref,
        failure_data = v.failure_data, otp_attempts = v.otp_attempts, updated_at = v.at
      FROM v WHERE c.id = ANY($${next + 1}::text[]) AND c.id = v.id`,

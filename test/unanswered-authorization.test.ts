@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import type { AuthorizeOutcome, OperationOutcome, PaymentRequest } from '../src/processor/processor.js'
+import { ProcessorError } from '../src/processor/processor.js'
+import { Simulator } from '../src/processor/simulator.js'
+import { cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
+
+/**
+ * A processor reached over a network, as a live one is: it may have acted on a request it never
+ * answered. It authorizes like the simulator unless told to leave authorizations or payers'
+ * answers unanswered, and records every reversal asked of it.
+ */
+type Answer = 'answer' | 'timeout' | 'unavailable' | 'fail' | 'decline'
+class RemoteProcessor extends Simulator {
+  override readonly decidesInProcess = false
+  authorizeMode: Answer = 'answer'
+  reverseMode: Answer = 'answer'
+  reversed: string[] = []
+
+  #unanswered(mode: Answer): never | undefined {
+    if (mode === 'timeout') throw new ProcessorError('timeout', 'no answer in time')
+    if (mode === 'unavailable') throw new ProcessorError('unavailable', 'connection reset')
+    if (mode === 'fail') throw new ProcessorError('failed', 'HTTP 500')
+    return undefined
+  }
+  override async authorize(req: PaymentRequest): Promise<AuthorizeOutcome> {
+    this.#unanswered(this.authorizeMode)
+    return super.authorize(req)
+  }
+  override async completeStep(...args: Parameters<Simulator['completeStep']>) {
+    this.#unanswered(this.authorizeMode)
+    return super.completeStep(...args)
+  }
+  override async reverse(chargeId: string): Promise<OperationOutcome> {
+    this.reversed.push(chargeId)
+    this.#unanswered(this.reverseMode)
+    if (this.reverseMode === 'decline') {
+      return {
+        outcome: 'declined',
+        failure: { code: 'refused', reason: 'try later', next_steps: '', provider_response: {} },
+      }
+    }
+    return { outcome: 'succeeded' }
+  }
+}
+
+const processor = new RemoteProcessor()
+let t: TestApp
+beforeAll(async () => {
+  t = await testApp({ testProcessor: processor })
+})
+afterAll(() => t.close())
+beforeEach(() => {
+  processor.authorizeMode = 'answer'
+  processor.reverseMode = 'answer'
+  processor.reversed = []
+})
+
+async function charge(source: object = cardSource()) {
+  const src = await t.sk.post('/v2/sources/', source)
+  expect(src.status).toBe(200)
+  return t.sk.post('/v2/charges/', { amount: 1500, currency: 'usd', source: src.body.id })
+}
+
+/** The reversal still owed to the processor, as the store keeps it. */
+async function reversalOwed(id: string): Promise<boolean> {
+  const row = (await t.db.query('SELECT processing FROM charges WHERE id = $1', [id])).rows[0] as {
+    processing: string | null
+  }
+  return row.processing === 'reverse'
+}
+
+/** As if the sweep's grace period had passed since the charge was last touched. */
+async function sweep(id: string): Promise<void> {
+  await t.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = $1", [id])
+  await t.app.services.charges.recoverInterrupted(1000)
+}
+
+describe('an authorization the processor never answered', () => {
+  for (const mode of ['timeout', 'unavailable', 'fail'] as const) {
+    it(`(${mode}) fails the charge and is reversed at the processor at once`, async () => {
+      processor.authorizeMode = mode
+      const c = await charge()
+      expect(c.status).toBe(201)
+      expect(c.body.status).toBe('failed')
+      expect(c.body.failure_data.code).toBe(mode === 'timeout' ? 'processor_timeout' : 'processor_unavailable')
+      expect(c.body.failure_data.next_steps).toMatch(/released/)
+      expect(processor.reversed).toEqual([c.body.id])
+      expect(await reversalOwed(c.body.id)).toBe(false)
+      // nothing is left for the sweep to send again
+      await sweep(c.body.id)
+      expect(processor.reversed).toEqual([c.body.id])
+    })
+  }
+
+  for (const mode of ['timeout', 'decline'] as const) {
+    it(`a reversal that is not confirmed (${mode}) is sent again by the recovery sweep until it is`, async () => {
+      processor.authorizeMode = 'timeout'
+      processor.reverseMode = mode
+      const c = await charge()
+      expect(c.body.status).toBe('failed')
+      expect(processor.reversed).toEqual([c.body.id])
+      expect(await reversalOwed(c.body.id)).toBe(true)
+
+      await sweep(c.body.id)
+      expect(processor.reversed).toEqual([c.body.id, c.body.id])
+      expect(await reversalOwed(c.body.id)).toBe(true)
+
+      processor.reverseMode = 'answer'
+      await sweep(c.body.id)
+      expect(processor.reversed).toEqual([c.body.id, c.body.id, c.body.id])
+      expect(await reversalOwed(c.body.id)).toBe(false)
+      await sweep(c.body.id)
+      expect(processor.reversed).toHaveLength(3)
+    })
+  }
+
+  it('a charge owing its reversal reads as failed to every operation', async () => {
+    processor.authorizeMode = 'timeout'
+    processor.reverseMode = 'timeout'
+    const c = await charge()
+    expect(await reversalOwed(c.body.id)).toBe(true)
+    const got = await t.sk.get(`/v2/charges/${c.body.id}`)
+    expect(got.body).toMatchObject({ status: 'failed', authorized: false, captured: false })
+    const cap = await t.sk.post(`/v2/charges/${c.body.id}/capture`)
+    expect(cap.status).toBe(400)
+    expect(cap.body.error).toMatchObject({
+      code: 'charge_not_capturable',
+      message: 'A failed charge cannot be captured',
+    })
+    const refund = await t.sk.post(`/v2/charges/${c.body.id}/refund`)
+    expect(refund.body.error.message).toBe('A failed charge cannot be refunded')
+    // its event says failed, once
+    const events = (await t.sk.get('/v2/events/?limit=5')).body.data.filter(
+      (e: { data: { object: { id: string } } }) => e.data.object.id === c.body.id,
+    )
+    expect(events.map((e: { type: string }) => e.type)).toEqual(['charge.failed'])
+  })
+
+  it("a payer's answer the processor never answered fails the charge and is reversed", async () => {
+    const c = await charge({ type: 'wallet_b', redirect: REDIRECT })
+    expect(c.body.status).toBe('pending')
+    processor.authorizeMode = 'timeout'
+    const decided = await t.sk.post(`/v2/test/charges/${c.body.id}/authorize`, { decision: 'approve' })
+    expect(decided.body).toMatchObject({ status: 'failed', failure_data: { code: 'processor_timeout' } })
+    expect(processor.reversed).toEqual([c.body.id])
+    expect(await reversalOwed(c.body.id)).toBe(false)
+  })
+
+  it('an answered decline is not reversed', async () => {
+    const c = await charge(cardSource({ number: '4000000000000002' }))
+    expect(c.body.status).toBe('failed')
+    expect(c.body.failure_data.code).toBe('card_declined')
+    expect(processor.reversed).toEqual([])
+  })
+})
+
+describe('a processor that decides in process', () => {
+  it('has nothing to reverse when its simulated timeout fails a charge', async () => {
+    const inProcess = await testApp()
+    try {
+      const src = await inProcess.sk.post('/v2/sources/', cardSource({ number: '4000000000000036' }))
+      const c = await inProcess.sk.post('/v2/charges/', { amount: 100, currency: 'usd', source: src.body.id })
+      expect(c.body.failure_data.code).toBe('processor_timeout')
+      const row = (await inProcess.db.query('SELECT processing FROM charges WHERE id = $1', [c.body.id])).rows[0]
+      expect(row).toEqual({ processing: null })
+    } finally {
+      await inProcess.close()
+    }
+  })
+})
