@@ -155,7 +155,17 @@ async function loadOnce(
   if (WARMUP_SECONDS > 0) await autocannon({ url, connections, duration: WARMUP_SECONDS, pipelining: 1, ...opts })
   const before = [serviceCpu(), postgresCpu(), loadCpu()] as const
   const started = performance.now()
-  const result = await autocannon({ url, connections, duration: SECONDS, pipelining: 1, ...opts })
+  // without a callback autocannon answers with its run, an emitter that is also a promise of the result
+  const run = autocannon({
+    url,
+    connections,
+    duration: SECONDS,
+    pipelining: 1,
+    ...opts,
+  }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>
+  // the ceiling is never traced: tracing costs the load generator a little on every answer
+  const slow = TRACE && name !== 'bare route' ? traceSlowSeconds(run) : undefined
+  const result = await run
   const wall = (performance.now() - started) / 1000
   const after = [serviceCpu(), postgresCpu(), loadCpu()] as const
   const cores = (i: 0 | 1 | 2) => Math.round((100 * cpuBetween(before[i], after[i])) / wall) / 100
@@ -170,11 +180,37 @@ async function loadOnce(
     ceiling: 0,
     shares: [],
   }
+  if (slow) process.stdout.write(slow())
   process.stdout.write(
     `  ${name} @${connections}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}, ` +
       `cores: service ${row.cpu.service}, postgres ${row.cpu.postgres}, load ${row.cpu.load}\n`,
   )
   return row
+}
+
+// BENCH_TRACE=1 prints, for each measured run, every second in which a request took over 25 ms, with
+// the clock time, to line up a run's slow tail with what the machine did at that second
+const TRACE = process.env.BENCH_TRACE === '1'
+const SLOW_MS = 25
+
+function traceSlowSeconds(run: autocannon.Instance): () => string {
+  const seconds = new Map<number, { count: number; slow: number; max: number }>()
+  run.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
+    const at = Math.floor(Date.now() / 1000)
+    const s = seconds.get(at) ?? { count: 0, slow: 0, max: 0 }
+    s.count++
+    if (ms > SLOW_MS) s.slow++
+    if (ms > s.max) s.max = ms
+    seconds.set(at, s)
+  })
+  return () =>
+    [...seconds]
+      .filter(([, s]) => s.max > SLOW_MS)
+      .map(
+        ([at, s]) =>
+          `    ${new Date(at * 1000).toISOString().slice(11, 19)}: ${s.count} answers, ${s.slow} over ${SLOW_MS} ms, slowest ${Math.round(s.max)} ms\n`,
+      )
+      .join('')
 }
 
 const share = (r: Row) => (100 * r.rps) / r.ceiling
