@@ -19,6 +19,8 @@ class ReversalsNoted extends Simulator {
   }
 }
 const simulator = new ReversalsNoted()
+/** Whether the store still owes the processor a charge's reversal. */
+const OWED = 'SELECT reversal_asked_at IS NOT NULL AS owed FROM charges WHERE id = $1'
 const processor = createProcessorServer({ processor: simulator, secret: SECRET })
 let t: TestApp
 let down: TestApp
@@ -83,8 +85,7 @@ describe('live mode through a processor reached over HTTP', () => {
     expect(c.body.failure_data.code).toBe('processor_timeout')
     // the processor may have authorized it all the same: the reversal went over the protocol
     expect(simulator.reversed).toEqual([c.body.id])
-    const row = (await t.db.query('SELECT processing FROM charges WHERE id = $1', [c.body.id])).rows[0]
-    expect(row).toEqual({ processing: null })
+    expect((await t.db.query(OWED, [c.body.id])).rows[0]).toEqual({ owed: false })
   })
 
   it('an unreachable processor fails new charges and leaves existing ones as they were', async () => {
@@ -93,8 +94,7 @@ describe('live mode through a processor reached over HTTP', () => {
     expect(c.body.status).toBe('failed')
     expect(c.body.failure_data.code).toBe('processor_unavailable')
     // the reversal could not be sent either: it is owed, for the recovery sweep
-    const row = (await down.db.query('SELECT processing FROM charges WHERE id = $1', [c.body.id])).rows[0]
-    expect(row).toEqual({ processing: 'reverse' })
+    expect((await down.db.query(OWED, [c.body.id])).rows[0]).toEqual({ owed: true })
     // the source was consumed by the failed attempt, as a declined card's would be
     const again = await down.skLive.post('/v2/charges/', { amount: 1, currency: 'eur', source: c.body.source.id })
     expect(again.body.error.code).toBe('source_used')
@@ -112,6 +112,9 @@ describe('live mode through a processor reached over HTTP', () => {
       const c = await liveCharge(wrong, cardSource())
       expect(c.body.status).toBe('failed')
       expect(c.body.failure_data.code).toBe('processor_unavailable')
+      // a 401 is an answer: the processor took nothing, so there is nothing to reverse
+      expect((await wrong.db.query(OWED, [c.body.id])).rows[0]).toEqual({ owed: false })
+      expect(simulator.reversed).not.toContain(c.body.id)
     } finally {
       await wrong.close()
     }

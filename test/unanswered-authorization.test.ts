@@ -9,7 +9,7 @@ import { cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
  * answered. It authorizes like the simulator unless told to leave authorizations or payers'
  * answers unanswered, and records every reversal asked of it.
  */
-type Answer = 'answer' | 'timeout' | 'unavailable' | 'fail' | 'decline'
+type Answer = 'answer' | 'timeout' | 'unavailable' | 'fail' | 'refuse' | 'decline' | 'nonsense' | 'crash'
 class RemoteProcessor extends Simulator {
   override readonly decidesInProcess = false
   authorizeMode: Answer = 'answer'
@@ -20,6 +20,7 @@ class RemoteProcessor extends Simulator {
     if (mode === 'timeout') throw new ProcessorError('timeout', 'no answer in time')
     if (mode === 'unavailable') throw new ProcessorError('unavailable', 'connection reset')
     if (mode === 'fail') throw new ProcessorError('failed', 'HTTP 500')
+    if (mode === 'refuse') throw new ProcessorError('refused', 'HTTP 401')
     return undefined
   }
   override async authorize(req: PaymentRequest): Promise<AuthorizeOutcome> {
@@ -39,6 +40,9 @@ class RemoteProcessor extends Simulator {
         failure: { code: 'refused', reason: 'try later', next_steps: '', provider_response: {} },
       }
     }
+    // an answer that is no answer: a broken adapter
+    if (this.reverseMode === 'nonsense') return null as unknown as OperationOutcome
+    if (this.reverseMode === 'crash') throw new TypeError('a broken adapter')
     return { outcome: 'succeeded' }
   }
 }
@@ -63,16 +67,21 @@ async function charge(source: object = cardSource()) {
 
 /** The reversal still owed to the processor, as the store keeps it. */
 async function reversalOwed(id: string): Promise<boolean> {
-  const row = (await t.db.query('SELECT processing FROM charges WHERE id = $1', [id])).rows[0] as {
-    processing: string | null
+  const row = (await t.db.query('SELECT reversal_asked_at FROM charges WHERE id = $1', [id])).rows[0] as {
+    reversal_asked_at: string | null
   }
-  return row.processing === 'reverse'
+  return row.reversal_asked_at !== null
 }
 
-/** As if the sweep's grace period had passed since the charge was last touched. */
+/**
+ * A pass of the recovery sweep, as if its grace period had passed since the reversal was last
+ * asked for. Asking again is not a change of the charge: what the API shows stays as it was.
+ */
 async function sweep(id: string): Promise<void> {
-  await t.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = $1", [id])
+  const before = (await t.sk.get(`/v2/charges/${id}`)).body
+  await t.db.query("UPDATE charges SET reversal_asked_at = reversal_asked_at - interval '1 hour' WHERE id = $1", [id])
   await t.app.services.charges.recoverInterrupted(1000)
+  expect((await t.sk.get(`/v2/charges/${id}`)).body).toEqual(before)
 }
 
 describe('an authorization the processor never answered', () => {
@@ -92,7 +101,7 @@ describe('an authorization the processor never answered', () => {
     })
   }
 
-  for (const mode of ['timeout', 'decline'] as const) {
+  for (const mode of ['timeout', 'decline', 'nonsense', 'crash'] as const) {
     it(`a reversal that is not confirmed (${mode}) is sent again by the recovery sweep until it is`, async () => {
       processor.authorizeMode = 'timeout'
       processor.reverseMode = mode
@@ -146,6 +155,26 @@ describe('an authorization the processor never answered', () => {
     expect(await reversalOwed(c.body.id)).toBe(false)
   })
 
+  it('a processor that refused the request (4xx) did nothing: the charge fails with nothing to reverse', async () => {
+    processor.authorizeMode = 'refuse'
+    const c = await charge()
+    expect(c.body).toMatchObject({ status: 'failed', failure_data: { code: 'processor_unavailable' } })
+    expect(c.body.failure_data.reason).toMatch(/refused the request/)
+    expect(processor.reversed).toEqual([])
+    expect(await reversalOwed(c.body.id)).toBe(false)
+  })
+
+  it('a charge whose payer abandoned a step the processor began is reversed when it expires', async () => {
+    const c = await charge({ type: 'wallet_b', redirect: REDIRECT })
+    expect(c.body.status).toBe('pending')
+    await t.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = $1", [c.body.id])
+    expect(await t.app.services.charges.expireAbandoned(1000)).toBeGreaterThan(0)
+    const expired = (await t.sk.get(`/v2/charges/${c.body.id}`)).body
+    expect(expired).toMatchObject({ status: 'failed', failure_data: { code: 'payment_expired' } })
+    expect(processor.reversed).toEqual([c.body.id])
+    expect(await reversalOwed(c.body.id)).toBe(false)
+  })
+
   it('an answered decline is not reversed', async () => {
     const c = await charge(cardSource({ number: '4000000000000002' }))
     expect(c.body.status).toBe('failed')
@@ -161,8 +190,8 @@ describe('a processor that decides in process', () => {
       const src = await inProcess.sk.post('/v2/sources/', cardSource({ number: '4000000000000036' }))
       const c = await inProcess.sk.post('/v2/charges/', { amount: 100, currency: 'usd', source: src.body.id })
       expect(c.body.failure_data.code).toBe('processor_timeout')
-      const row = (await inProcess.db.query('SELECT processing FROM charges WHERE id = $1', [c.body.id])).rows[0]
-      expect(row).toEqual({ processing: null })
+      const owed = 'SELECT reversal_asked_at IS NOT NULL AS owed FROM charges WHERE id = $1'
+      expect((await inProcess.db.query(owed, [c.body.id])).rows[0]).toEqual({ owed: false })
     } finally {
       await inProcess.close()
     }

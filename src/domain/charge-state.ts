@@ -3,8 +3,6 @@
  * `succeeded` once authorized (captured at once or later), `failed` when declined, `voided` when
  * an uncaptured authorization is cancelled, and `refunded` when refunds reach the captured amount.
  * `processing` names an operation under way with the processor; no other may start meanwhile.
- * A failed charge may still have one, `reverse`: an authorization whose answer never came is
- * cancelled at the processor.
  */
 export type ChargeStatus = 'pending' | 'succeeded' | 'failed' | 'voided' | 'refunded'
 
@@ -23,10 +21,7 @@ export interface Refusal {
 }
 
 function describe(c: ChargeState): string {
-  // a failed charge's only operation is the reversal of an authorization never answered: bookkeeping
-  if (c.processing && c.status !== 'failed') {
-    return `${(c.processing.split(':')[0] ?? '').replace(/e?$/, 'ing')} charge`
-  }
+  if (c.processing) return `${(c.processing.split(':')[0] ?? '').replace(/e?$/, 'ing')} charge`
   if (c.status === 'succeeded') return c.captured ? 'captured charge' : 'authorized charge'
   return `${c.status} charge`
 }

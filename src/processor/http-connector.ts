@@ -36,6 +36,8 @@ export class HttpProcessor implements Processor {
       throw new ProcessorError(timedOut ? 'timeout' : 'unavailable', `processor ${path}: ${(err as Error).message}`)
     }
     if (res.status === 504) throw new ProcessorError('timeout', `processor ${path}: upstream timeout`)
+    if (res.status >= 400 && res.status < 500)
+      throw new ProcessorError('refused', `processor ${path}: HTTP ${res.status}`)
     if (!res.ok) throw new ProcessorError('failed', `processor ${path}: HTTP ${res.status}`)
     try {
       return (await res.json()) as T

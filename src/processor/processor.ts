@@ -75,15 +75,21 @@ export interface Processor {
    * when an authorization's outcome was never learned (no answer in time, a broken connection, a
    * 5xx), so that a charge recorded as failed leaves no hold on the payer's account. `succeeded`
    * when nothing for the charge remains held, whether or not there ever was a hold; any other
-   * answer, or none, and it is sent again.
+   * answer, or none, and it is sent again. From then on the processor must refuse any
+   * authorization for the charge that still reaches it, so that one in flight cannot land after
+   * its reversal.
    */
   reverse(chargeId: string): Promise<OperationOutcome>
 }
 
-/** The processor could not be reached or did not answer in time: the outcome is unknown. */
+/**
+ * No outcome from the processor. `timeout`, `unavailable` (not reached, or the connection broke)
+ * and `failed` (a 5xx, or an answer that is not one): what it did is unknown. `refused`: it
+ * answered that it did not take the request (a 4xx), so it did nothing.
+ */
 export class ProcessorError extends Error {
   constructor(
-    readonly kind: 'timeout' | 'unavailable' | 'failed',
+    readonly kind: 'timeout' | 'unavailable' | 'failed' | 'refused',
     message: string,
   ) {
     super(message)

@@ -51,10 +51,19 @@ interface StoredAction {
 }
 
 /**
- * What the service learned of an authorization: the processor's answer, or that none came from
- * a processor that may have acted on the request all the same.
+ * What the service learned of an authorization: the processor's answer, or `unknown`: a processor
+ * elsewhere may hold an authorization for the charge that the service will never hear of (no
+ * answer came, or the payer abandoned a step the processor had begun). The charge then fails,
+ * and is reversed at the processor.
  */
 type Learned = AuthorizeOutcome | { outcome: 'unknown'; failure: FailureData }
+
+const PROCESSOR_FAULT: Record<ProcessorError['kind'], string> = {
+  timeout: 'did not answer in time',
+  unavailable: 'could not be reached',
+  failed: 'could not be reached',
+  refused: 'refused the request',
+}
 
 const MAX_OTP_ATTEMPTS = 3
 const DEFAULT_REFUND_REASON = 'requested_by_customer'
@@ -278,8 +287,7 @@ export function chargeService(deps: ChargeDeps) {
       eventType = 'charge.failed'
       patch = {
         status: 'failed',
-        // an outcome not learned is failed here and reversed at the processor (reverseUnlearned)
-        processing: outcome.outcome === 'unknown' ? 'reverse' : null,
+        processing: null,
         action: null,
         failure_data: { ...outcome.failure },
         ...(outcome.outcome === 'declined' && outcome.reference ? { processor_ref: outcome.reference } : {}),
@@ -301,6 +309,8 @@ export function chargeService(deps: ChargeDeps) {
         },
         charge: decided,
         event: events.prepare(scope, eventType, view, at),
+        // an outcome not learned is failed here and reversed at the processor (reverseUnlearned)
+        reversalOwed: outcome.outcome === 'unknown',
       },
       view,
     }
@@ -327,18 +337,17 @@ export function chargeService(deps: ChargeDeps) {
 
   /**
    * Asks the processor to cancel whatever it authorized for a charge whose authorization's outcome
-   * was never learned, and records that nothing is held when it says so. Until then the charge
-   * keeps `processing = 'reverse'` and the recovery sweep asks again.
+   * was never learned, and records that nothing is held when it says so. Until then the reversal
+   * stays owed and the recovery sweep asks again. Never throws: the charge's answer is already
+   * decided and stored, and a reversal that went wrong is only one to ask for again.
    */
   async function reverseUnlearned(scope: Scope, chargeId: string): Promise<void> {
     try {
       const outcome = await processorFor(scope.livemode).reverse(chargeId)
-      if (outcome.outcome !== 'succeeded') return
-    } catch (err) {
-      if (err instanceof ProcessorError) return
-      throw err
+      if (outcome?.outcome === 'succeeded') await charges.settleReversal(db, chargeId)
+    } catch {
+      // owed still: the sweep asks again
     }
-    await charges.settleReversal(db, chargeId)
   }
 
   /**
@@ -369,17 +378,18 @@ export function chargeService(deps: ChargeDeps) {
 
   /**
    * An authorization the processor gave no answer to. One that decides in process cannot have
-   * done anything meanwhile, so the charge is simply declined; any other may have authorized it,
-   * so the charge fails and the authorization is reversed.
+   * done anything meanwhile, nor one that refused the request, so the charge is simply declined;
+   * any other may have authorized it, so the charge fails and the authorization is reversed.
    */
   function processorFailure(processor: Processor, err: ProcessorError): Learned {
     const failure = {
       code: err.kind === 'timeout' ? 'processor_timeout' : 'processor_unavailable',
-      reason: `The payment processor ${err.kind === 'timeout' ? 'did not answer in time' : 'could not be reached'}`,
+      reason: `The payment processor ${PROCESSOR_FAULT[err.kind]}`,
       next_steps: 'Retry with a new source; nothing is taken, and any amount the processor held is released',
       provider_response: { error: err.kind },
     }
-    return processor.decidesInProcess ? { outcome: 'declined', failure } : { outcome: 'unknown', failure }
+    const didNothing = processor.decidesInProcess || err.kind === 'refused'
+    return didNothing ? { outcome: 'declined', failure } : { outcome: 'unknown', failure }
   }
 
   async function callAuthorize<T>(processor: Processor, call: () => Promise<T>): Promise<T | Learned> {
@@ -691,10 +701,6 @@ export function chargeService(deps: ChargeDeps) {
       const outcome = await callAuthorize(processor, async () => processor.authorize(await paymentRequest(row, source)))
       return applyAuthorization(scope, row, source, outcome, url)
     }
-    if (op === 'reverse') {
-      await reverseUnlearned(scope, row.id)
-      return get(scope, row.id)
-    }
     if (op.startsWith('capture:')) return runCapture(scope, row, Number(op.slice('capture:'.length)) || row.amount)
     if (op === 'void') return runVoid(scope, row)
     return load(db, await charges.patchCharge(db, row.id, { processing: null }))
@@ -710,7 +716,10 @@ export function chargeService(deps: ChargeDeps) {
     for (const row of await charges.claimAbandoned(db, timeoutMs)) {
       const scope = { accountId: row.account_id, livemode: row.livemode }
       const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
-      await applyAuthorization(scope, row, source, { outcome: 'declined', failure: payerTimedOut(timeoutMs) }, '')
+      // a processor elsewhere may hold something for the charge (a payer's step it took): cancel it
+      const failure = payerTimedOut(timeoutMs)
+      const inProcess = processorFor(scope.livemode).decidesInProcess
+      await applyAuthorization(scope, row, source, { outcome: inProcess ? 'declined' : 'unknown', failure }, '')
       done++
     }
     return done
@@ -721,6 +730,10 @@ export function chargeService(deps: ChargeDeps) {
     let done = 0
     for (const row of await charges.claimInterrupted(db, graceMs)) {
       await finishInterrupted({ accountId: row.account_id, livemode: row.livemode }, row, '').catch(() => {})
+      done++
+    }
+    for (const owed of await charges.claimReversalsOwed(db, graceMs)) {
+      await reverseUnlearned({ accountId: owed.account_id, livemode: owed.livemode }, owed.id)
       done++
     }
     for (const refund of await charges.claimPendingRefunds(db, graceMs)) {

@@ -504,11 +504,28 @@ export async function patchCharge(db: Queryable, id: string, patch: ChargePatch)
 }
 
 /**
- * Records that nothing is held at the processor for a charge whose authorization was reversed.
- * A charge's time is left as it was: the reversal is not a change the API shows.
+ * Claims charges whose reversal was last asked for over `graceMs` ago, one sweeper each, and marks
+ * it asked again. Only the claim's own column changes: the API shows nothing of a reversal.
  */
+export async function claimReversalsOwed(
+  db: Queryable,
+  graceMs: number,
+  limit = 20,
+): Promise<Pick<ChargeRow, 'id' | 'account_id' | 'livemode'>[]> {
+  const res = await db.query<Pick<ChargeRow, 'id' | 'account_id' | 'livemode'>>(
+    `UPDATE charges SET reversal_asked_at = now() WHERE id IN (
+       SELECT id FROM charges
+       WHERE reversal_asked_at IS NOT NULL AND reversal_asked_at < now() - $1 * interval '1 millisecond'
+       ORDER BY reversal_asked_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     RETURNING id, account_id, livemode`,
+    [graceMs, limit],
+  )
+  return res.rows
+}
+
+/** The processor confirmed that nothing is held for the charge: no reversal is owed any more. */
 export async function settleReversal(db: Queryable, id: string): Promise<void> {
-  await db.query("UPDATE charges SET processing = NULL WHERE id = $1 AND processing = 'reverse'", [id])
+  await db.query('UPDATE charges SET reversal_asked_at = NULL WHERE id = $1', [id])
 }
 
 /** An event to store, with the notify call it queues when its source has a notify address. */
@@ -540,7 +557,6 @@ export type DecidedCharge = Pick<
   | 'processor_ref'
   | 'failure_data'
   | 'otp_attempts'
-  | 'processing'
   | 'updated_at'
 >
 
@@ -551,6 +567,8 @@ export interface AuthorizationOutcome {
   charge: DecidedCharge
   /** made at the charge's `updated_at` */
   event: EventToStore
+  /** the processor gave no answer and may have authorized all the same: a reversal is owed */
+  reversalOwed: boolean
 }
 
 /** An outcome's values, one row of a batch (OUTCOMES). */
@@ -570,7 +588,7 @@ function outcomeRow(i: AuthorizationOutcome) {
     processor_ref: i.charge.processor_ref,
     failure_data: i.charge.failure_data,
     otp_attempts: i.charge.otp_attempts,
-    processing: i.charge.processing,
+    reversal_owed: i.reversalOwed,
     at: i.charge.updated_at,
     account_id: i.scope.accountId,
     livemode: i.scope.livemode,
@@ -598,7 +616,7 @@ const OUTCOME_COLUMNS = [
   ['processor_ref', 'text'],
   ['failure_data', 'jsonb'],
   ['otp_attempts', 'integer'],
-  ['processing', 'text'],
+  ['reversal_owed', 'boolean'],
   ['at', 'timestamptz'],
   ['account_id', 'text'],
   ['livemode', 'boolean'],
@@ -649,9 +667,10 @@ export async function recordAuthorizations(db: Queryable, items: readonly Author
        UPDATE sources s SET ${SETTLE_SOURCE}
        FROM v WHERE s.id = ANY($${next}::text[]) AND s.id = v.source_id
      ), ${eventsWithNotifyCalls('v', notify)}
-     UPDATE charges c SET status = v.status, authorized = v.authorized, captured = v.captured, processing = v.processing,
+     UPDATE charges c SET status = v.status, authorized = v.authorized, captured = v.captured, processing = NULL,
        action = v.action, action_token = v.action_token, processor_ref = v.processor_ref,
-       failure_data = v.failure_data, otp_attempts = v.otp_attempts, updated_at = v.at
+       failure_data = v.failure_data, otp_attempts = v.otp_attempts, updated_at = v.at,
+       reversal_asked_at = CASE WHEN v.reversal_owed THEN now() ELSE c.reversal_asked_at END
      FROM v WHERE c.id = ANY($${next + 1}::text[]) AND c.id = v.id`,
     notify ? 'notify' : '',
   )
