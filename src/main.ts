@@ -10,7 +10,7 @@ import { createApp } from './app.js'
 import { type Config, ConfigError, parseConfig } from './config.js'
 import { withoutCardNumbers } from './errors.js'
 import { notifyWorkerSettings } from './notify/worker.js'
-import { HttpProcessor } from './processor/http-connector.js'
+import { HttpProcessor, PROCESSOR_CALL_TIMEOUT_MS } from './processor/http-connector.js'
 import type { Processor } from './processor/processor.js'
 import { accountService } from './services/accounts.js'
 import { StoreLockedError } from './store/db.js'
@@ -55,6 +55,12 @@ export function liveProcessorOf(config: Config): Processor | undefined {
   if (url.protocol !== 'https:' && !LOOPBACK_HOST.test(url.hostname)) {
     throw new ConfigError(
       `JACKDAW_LIVE_PROCESSOR_URL must use https (card data is sent to it), or name this machine (localhost, 127.0.0.1, [::1]); it names ${url.hostname}`,
+    )
+  }
+  // the sweep takes an operation older than its grace for one a dead process left, and sends it again
+  if (config.JACKDAW_RECOVERY_GRACE_MS <= PROCESSOR_CALL_TIMEOUT_MS) {
+    throw new ConfigError(
+      `JACKDAW_RECOVERY_GRACE_MS must be longer than a call to the live processor may take (${PROCESSOR_CALL_TIMEOUT_MS} ms): the recovery sweep would send again an operation still under way`,
     )
   }
   return new HttpProcessor(config.JACKDAW_LIVE_PROCESSOR_URL, config.JACKDAW_LIVE_PROCESSOR_SECRET)

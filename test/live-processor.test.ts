@@ -151,6 +151,22 @@ describe('the way to the live processor', () => {
     }
   })
 
+  it('needs a recovery grace longer than a call to it may take', () => {
+    const url = 'https://processor.example'
+    const grace = (ms: string) =>
+      parseConfig({
+        JACKDAW_LIVE_PROCESSOR_URL: url,
+        JACKDAW_LIVE_PROCESSOR_SECRET: SECRET,
+        JACKDAW_RECOVERY_GRACE_MS: ms,
+      })
+    for (const ms of ['100', '5000', '10000']) {
+      expect(() => liveProcessorOf(grace(ms)), ms).toThrow(/JACKDAW_RECOVERY_GRACE_MS must be longer/)
+    }
+    expect(liveProcessorOf(grace('10001'))).toBeInstanceOf(HttpProcessor)
+    // without a live processor there is no call to outlast
+    expect(liveProcessorOf(parseConfig({ JACKDAW_RECOVERY_GRACE_MS: '100' }))).toBeUndefined()
+  })
+
   it('a redirect from it is an answer: the card is not sent on to another address', async () => {
     const elsewhere = http.createServer((_req, res) => res.end('{}'))
     let hitsElsewhere = 0

@@ -13,11 +13,14 @@ import { ProcessorError } from './processor.js'
  * src/processor/server.ts, so the simulator run as a separate process (`jackdaw processor`) can
  * stand in for a live processor, and a real processor's adapter only has to speak it too.
  */
+/** How long a call to the processor may take before its outcome is taken as unknown. */
+export const PROCESSOR_CALL_TIMEOUT_MS = 10_000
+
 export class HttpProcessor implements Processor {
   constructor(
     private readonly baseUrl: string,
     private readonly secret: string,
-    private readonly timeoutMs = 10_000,
+    private readonly timeoutMs = PROCESSOR_CALL_TIMEOUT_MS,
   ) {}
 
   async #call<T>(path: string, body: unknown): Promise<T> {
