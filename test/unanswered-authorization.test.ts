@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { AuthorizeOutcome, OperationOutcome, PaymentRequest } from '../src/processor/processor.js'
 import { ProcessorError } from '../src/processor/processor.js'
 import { Simulator } from '../src/processor/simulator.js'
-import { cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
+import { buildApp, cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
 
 /**
  * A processor reached over a network, as a live one is: it may have acted on a request it never
@@ -180,6 +180,33 @@ describe('an authorization the processor never answered', () => {
     expect(c.body.status).toBe('failed')
     expect(c.body.failure_data.code).toBe('card_declined')
     expect(processor.reversed).toEqual([])
+  })
+})
+
+describe('a live charge that expires after its live processor is gone from the configuration', () => {
+  it('fails with nothing owed: there is no processor left to ask', async () => {
+    const live = new RemoteProcessor()
+    const withLive = await testApp({ liveProcessor: live })
+    try {
+      const src = await withLive.skLive.post('/v2/sources/', { type: 'wallet_b', redirect: REDIRECT })
+      const c = await withLive.skLive.post('/v2/charges/', { amount: 900, currency: 'usd', source: src.body.id })
+      expect(c.body.status).toBe('pending')
+      await withLive.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = $1", [c.body.id])
+      // the same store, started again without a live processor
+      const { app: without } = await buildApp(withLive.db, withLive.vault)
+      try {
+        expect(await without.services.charges.expireAbandoned(1000)).toBe(1)
+      } finally {
+        await without.close()
+      }
+      const expired = (await withLive.skLive.get(`/v2/charges/${c.body.id}`)).body
+      expect(expired).toMatchObject({ status: 'failed', failure_data: { code: 'payment_expired' } })
+      const owed = 'SELECT reversal_asked_at IS NOT NULL AS owed FROM charges WHERE id = $1'
+      expect((await withLive.db.query(owed, [c.body.id])).rows[0]).toEqual({ owed: false })
+      expect(live.reversed).toEqual([])
+    } finally {
+      await withLive.close()
+    }
   })
 })
 

@@ -716,10 +716,12 @@ export function chargeService(deps: ChargeDeps) {
     for (const row of await charges.claimAbandoned(db, timeoutMs)) {
       const scope = { accountId: row.account_id, livemode: row.livemode }
       const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
-      // a processor elsewhere may hold something for the charge (a payer's step it took): cancel it
+      // a processor elsewhere may hold something for the charge (a payer's step it took): cancel it;
+      // with no live processor configured any more there is none to ask
       const failure = payerTimedOut(timeoutMs)
-      const inProcess = processorFor(scope.livemode).decidesInProcess
-      await applyAuthorization(scope, row, source, { outcome: inProcess ? 'declined' : 'unknown', failure }, '')
+      const processor = row.livemode ? deps.processors.live : deps.processors.test
+      const elsewhere = processor !== undefined && !processor.decidesInProcess
+      await applyAuthorization(scope, row, source, { outcome: elsewhere ? 'unknown' : 'declined', failure }, '')
       done++
     }
     return done
