@@ -65,6 +65,13 @@ const PROCESSOR_FAULT: Record<ProcessorError['kind'], string> = {
   refused: 'refused the request',
 }
 
+/**
+ * A processor that can hold no authorization the service has not heard of: one deciding in the
+ * service's own process, or none at all.
+ */
+const holdsNothing = (processor: Processor | undefined) =>
+  processor === undefined || processor.decidesInProcess === true
+
 const MAX_OTP_ATTEMPTS = 3
 const DEFAULT_REFUND_REASON = 'requested_by_customer'
 
@@ -169,15 +176,17 @@ export function chargeService(deps: ChargeDeps) {
     charges.insertDecidedChargesTakingFreeSources(db, items),
   )
 
+  const configuredProcessor = (livemode: boolean) => (livemode ? deps.processors.live : deps.processors.test)
+
   function processorFor(livemode: boolean): Processor {
-    if (!livemode) return deps.processors.test
-    if (!deps.processors.live) {
+    const processor = configuredProcessor(livemode)
+    if (!processor) {
       throw new AppError(
         'livemode_unavailable',
         'Live mode has no payment processor configured (JACKDAW_LIVE_PROCESSOR_URL); use a test key',
       )
     }
-    return deps.processors.live
+    return processor
   }
 
   async function load(q: Queryable, row: ChargeRow): Promise<ChargeView> {
@@ -388,7 +397,7 @@ export function chargeService(deps: ChargeDeps) {
       next_steps: 'Retry with a new source; nothing is taken, and any amount the processor held is released',
       provider_response: { error: err.kind },
     }
-    const didNothing = processor.decidesInProcess || err.kind === 'refused'
+    const didNothing = holdsNothing(processor) || err.kind === 'refused'
     return didNothing ? { outcome: 'declined', failure } : { outcome: 'unknown', failure }
   }
 
@@ -719,9 +728,8 @@ export function chargeService(deps: ChargeDeps) {
       // a processor elsewhere may hold something for the charge (a payer's step it took): cancel it;
       // with no live processor configured any more there is none to ask
       const failure = payerTimedOut(timeoutMs)
-      const processor = row.livemode ? deps.processors.live : deps.processors.test
-      const elsewhere = processor !== undefined && !processor.decidesInProcess
-      await applyAuthorization(scope, row, source, { outcome: elsewhere ? 'unknown' : 'declined', failure }, '')
+      const outcome = holdsNothing(configuredProcessor(row.livemode)) ? 'declined' : 'unknown'
+      await applyAuthorization(scope, row, source, { outcome, failure }, '')
       done++
     }
     return done
