@@ -16,6 +16,7 @@ import { randomHex } from './crypto/random.js'
 import type { Vault } from './crypto/vault.js'
 import { AppError, withViolations } from './errors.js'
 import { authHook, presentedKey } from './http/auth.js'
+import { type AuthFailureSettings, authFailureCounter } from './http/auth-failures.js'
 import { registerIdempotency } from './http/idempotency.js'
 import { DEFAULT_RENDERED_ENTRIES, type RenderedSettings } from './http/rendered.js'
 import { chargeRoutes } from './http/routes/charges.js'
@@ -58,6 +59,17 @@ export interface AppDeps {
   idempotencyLeaseSeconds?: number | undefined
   /** requests per key per window; absent, no limit. With a Redis client the count is shared. */
   rateLimit?: RateLimitSettings | undefined
+  /**
+   * unknown keys per client address per window before that address's uncached keys are refused
+   * unlooked-up (http/auth-failures.ts); absent, none are counted
+   */
+  authFailures?: AuthFailureSettings | undefined
+  /**
+   * the proxies in front of the service (addresses, CIDR ranges or `loopback`, `linklocal`,
+   * `uniquelocal`, comma-separated): a request from one of them is taken to come from the address
+   * its X-Forwarded-For names, over the scheme and host of X-Forwarded-Proto and -Host
+   */
+  trustProxy?: string | undefined
   /** rendered charges kept for lists (src/http/rendered.ts); DEFAULT_RENDERED_ENTRIES when absent */
   renderedViews?: RenderedSettings | undefined
 }
@@ -152,6 +164,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     genReqId: () => `req_${randomHex(12)}`,
     requestIdHeader: false,
     bodyLimit: deps.bodyLimit ?? 65_536,
+    trustProxy: deps.trustProxy ?? false,
     requestTimeout: requestTimeoutMs,
     // Node looks for requests past their time every this often (30 s unless told)
     http: {
@@ -338,7 +351,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
   await app.register(async (api) => {
     // after the rate limit (its hooks are the routes' own onRequest hooks), so that requests
     // without a valid key are counted too, by address, before any key is looked up
-    api.addHook('preParsing', authHook(services.accounts))
+    api.addHook(
+      'preParsing',
+      authHook(services.accounts, deps.authFailures ? authFailureCounter(deps.authFailures) : undefined),
+    )
     registerIdempotency(api, { db: deps.db, vault: deps.vault, leaseSeconds: deps.idempotencyLeaseSeconds })
     await api.register(meRoutes, { services })
     await api.register(sourceRoutes, { services })

@@ -1,3 +1,4 @@
+import proxyAddr from '@fastify/proxy-addr'
 import { type Static, Type } from 'typebox'
 import { Value } from 'typebox/value'
 import { DEFAULT_RENDERED_ENTRIES } from './http/rendered.js'
@@ -45,6 +46,11 @@ const ConfigSchema = Type.Object({
   /** requests one key may make per window */
   JACKDAW_RATE_LIMIT: Type.Integer({ minimum: 1, default: 100 }),
   JACKDAW_RATE_WINDOW_MS: Type.Integer({ minimum: 100, default: 1000 }),
+  /** well-formed but unknown keys one client address may send per window before it is refused */
+  JACKDAW_AUTH_FAILURE_LIMIT: Type.Integer({ minimum: 1, default: 20 }),
+  JACKDAW_AUTH_FAILURE_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86400, default: 300 }),
+  /** the proxies in front of the service, whose X-Forwarded-For names the client: addresses, CIDR ranges, loopback, linklocal, uniquelocal */
+  JACKDAW_TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   /** rendered charges a process keeps for lists; 0 renders every listed charge again */
   JACKDAW_RENDER_CACHE_ENTRIES: Type.Integer({ minimum: 0, maximum: 1000000, default: DEFAULT_RENDERED_ENTRIES }),
   JACKDAW_BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 10485760, default: 65536 }),
@@ -77,6 +83,14 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     const schema = (ConfigSchema.properties as Record<string, { type?: string }>)[name]
     if (raw && schema?.type === 'integer' && !/^\s*[+-]?\d+\s*$/.test(raw)) {
       errors.push({ name, message: 'must be a whole number' })
+    }
+  }
+  const proxies = env.JACKDAW_TRUST_PROXY
+  if (proxies) {
+    try {
+      proxyAddr.compile(proxies.split(',').map((p) => p.trim()))
+    } catch (err) {
+      errors.push({ name: 'JACKDAW_TRUST_PROXY', message: (err as Error).message })
     }
   }
   if (errors.length > 0) {

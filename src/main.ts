@@ -145,7 +145,8 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
           logger.error({ err }, 'store maintenance failed'),
         )
       : undefined
-  // commands fail at once while Redis is down, and the limiter then lets requests through
+  // commands fail at once while Redis is down: the rate limit then lets requests through, and
+  // unknown keys are counted by each process alone
   const redis = config.REDIS_URL
     ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
     : undefined
@@ -159,6 +160,12 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     options: { publicUrl: config.JACKDAW_PUBLIC_URL, listenUrl: listenUrlOf(config), liveProcessor },
     notify: config.JACKDAW_NOTIFY_WORKER ? notifyWorkerSettings(config) : undefined,
     rateLimit: { max: config.JACKDAW_RATE_LIMIT, windowMs: config.JACKDAW_RATE_WINDOW_MS, redis },
+    authFailures: {
+      max: config.JACKDAW_AUTH_FAILURE_LIMIT,
+      windowSeconds: config.JACKDAW_AUTH_FAILURE_WINDOW_SECONDS,
+      redis,
+    },
+    trustProxy: config.JACKDAW_TRUST_PROXY,
     recovery: {
       intervalMs: config.JACKDAW_RECOVERY_INTERVAL_MS,
       graceMs: config.JACKDAW_RECOVERY_GRACE_MS,

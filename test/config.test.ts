@@ -30,3 +30,21 @@ describe('a refused configuration', () => {
     expect(message).toContain('JACKDAW_LIVE_PROCESSOR_SECRET=(12 characters, not shown)')
   })
 })
+
+describe('the proxies trusted for client addresses', () => {
+  it('takes addresses, ranges and the named ranges, and counts unknown keys 20 per 300 s unless told', () => {
+    const config = parseConfig({ JACKDAW_TRUST_PROXY: '10.0.0.0/8, 192.0.2.1,loopback,fd00::/8' })
+    expect(config.JACKDAW_TRUST_PROXY).toBe('10.0.0.0/8, 192.0.2.1,loopback,fd00::/8')
+    expect(config.JACKDAW_AUTH_FAILURE_LIMIT).toBe(20)
+    expect(config.JACKDAW_AUTH_FAILURE_WINDOW_SECONDS).toBe(300)
+    expect(parseConfig({}).JACKDAW_TRUST_PROXY).toBeUndefined()
+  })
+
+  it('refuses what is not an address or range at start, naming the setting', () => {
+    for (const bad of ['10.0.0.0/33', 'proxy.example', '10.0.0.1,,']) {
+      const message = refusal({ JACKDAW_TRUST_PROXY: bad })
+      expect(message).toContain('JACKDAW_TRUST_PROXY=')
+    }
+    expect(refusal({ JACKDAW_AUTH_FAILURE_LIMIT: '0' })).toContain('JACKDAW_AUTH_FAILURE_LIMIT')
+  })
+})

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { hashApiKey } from '../domain/keys.js'
 import { AppError, type Violation } from '../errors.js'
-import type { AccountService, Caller } from '../services/accounts.js'
+import type { AccountService, Caller, KeyLookupGuard } from '../services/accounts.js'
 
 /** Who may call a route: any valid key, secret keys only, or no key (documents, hosted pages). */
 export type RouteAuth = 'public' | 'secret' | 'none'
@@ -56,7 +56,11 @@ export function presentedKey(request: FastifyRequest): PresentedKey | undefined 
   return request.presented || undefined
 }
 
-export function authHook(accounts: AccountService) {
+/**
+ * `lookupGuard`, when given, is asked around each lookup of a key not cached, with the client's
+ * address (http/auth-failures.ts).
+ */
+export function authHook(accounts: AccountService, lookupGuard?: (address: string) => KeyLookupGuard) {
   return async function authenticate(request: FastifyRequest) {
     const needs = request.routeOptions.config.auth ?? 'secret'
     if (needs === 'none') return
@@ -67,7 +71,7 @@ export function authHook(accounts: AccountService) {
         'No API key provided: use HTTP Basic with the key as user name, or Authorization: Bearer <key>',
       )
     }
-    const caller = await accounts.authenticate(presented.key, presented.hash)
+    const caller = await accounts.authenticate(presented.key, presented.hash, lookupGuard?.(request.ip))
     if (needs === 'secret' && caller.keyKind !== 'secret') {
       throw new AppError('secret_key_required', 'This operation needs a secret key; a public key was used')
     }

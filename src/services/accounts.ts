@@ -21,7 +21,18 @@ export interface Caller extends Scope {
   keyKind: KeyKind
 }
 
-/** Keys are looked up on every request; a found key is remembered briefly to spare the store. */
+/** What authenticate asks around a lookup of a well-formed key it has not cached. */
+export interface KeyLookupGuard {
+  /** before the lookup; throws to refuse the request without it */
+  beforeLookup(): Promise<void>
+  /** the store knew no such key */
+  unknownKey(): Promise<void>
+}
+
+/**
+ * Keys are looked up on every request; a found key is taken on trust briefly to spare the store,
+ * and remembered after that as one that was valid (authenticate).
+ */
 const KEY_CACHE_MS = 5_000
 
 export function accountService(deps: { db: Db; vault: Vault }) {
@@ -58,14 +69,21 @@ export function accountService(deps: { db: Db; vault: Vault }) {
   }
 
   /** `hash` is the key's, when the caller has it already (http/auth.ts). */
-  async function authenticate(key: string, hash = hashApiKey(key)): Promise<Caller> {
+  async function authenticate(key: string, hash = hashApiKey(key), guard?: KeyLookupGuard): Promise<Caller> {
     const parsed = parseApiKey(key)
     if (!parsed) throw new AppError('api_key_invalid', 'Invalid API key provided')
     const now = Date.now()
     const cached = keyCache.get(hash)
     if (cached && cached.until > now) return cached.caller
+    // a key found before is looked up again once its entry is stale, but never refused as unknown:
+    // an integration that works is not shut out by other clients at its address
+    if (!cached) await guard?.beforeLookup()
     const row = await accounts.findKey(db, hash)
-    if (!row) throw new AppError('api_key_invalid', 'Invalid API key provided')
+    if (!row) {
+      keyCache.delete(hash)
+      await guard?.unknownKey()
+      throw new AppError('api_key_invalid', 'Invalid API key provided')
+    }
     const caller: Caller = { accountId: row.account_id, livemode: row.livemode, keyKind: row.kind }
     if (keyCache.size > 10_000) keyCache.clear()
     keyCache.set(hash, { caller, until: now + KEY_CACHE_MS })

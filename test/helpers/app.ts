@@ -76,7 +76,15 @@ export interface TestApp {
 /** App settings besides the services' options: rate limiting, the notify worker. */
 export type AppExtras = Pick<
   AppDeps,
-  'rateLimit' | 'notify' | 'bodyLimit' | 'recovery' | 'idempotencyLeaseSeconds' | 'renderedViews' | 'requestTimeoutMs'
+  | 'rateLimit'
+  | 'authFailures'
+  | 'trustProxy'
+  | 'notify'
+  | 'bodyLimit'
+  | 'recovery'
+  | 'idempotencyLeaseSeconds'
+  | 'renderedViews'
+  | 'requestTimeoutMs'
 >
 
 /**

@@ -1,0 +1,54 @@
+import type { Redis } from 'ioredis'
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible'
+import { AppError } from '../errors.js'
+import type { KeyLookupGuard } from '../services/accounts.js'
+
+export interface AuthFailureSettings {
+  /** well-formed keys the store did not know, per client address per window, before refusals */
+  max: number
+  windowSeconds: number
+  /** shares the counts across processes and machines */
+  redis?: Redis | undefined
+  /** keeps the counts of several deployments (or tests) on one Redis apart */
+  namespace?: string
+}
+
+/**
+ * Counts, per client address, the keys that were well formed but unknown to the store. Each such
+ * key costs a lookup in the store, and the per-key rate limit counts every new key apart, so a
+ * client sending random keys would otherwise cost the store one query a request without bound, and
+ * could try keys for ever. Past `max` in a window, an address's requests whose key is not already
+ * known valid are refused before any lookup, until the window ends. A key known valid (cached by
+ * this process) is never refused for it, so a working integration behind the same address goes on.
+ */
+export function authFailureCounter(settings: AuthFailureSettings): (address: string) => KeyLookupGuard {
+  const options = { points: settings.max, duration: settings.windowSeconds }
+  const keyPrefix = settings.namespace ?? 'jackdaw-auth-failures'
+  const inProcess = new RateLimiterMemory({ ...options, keyPrefix })
+  // a Redis outage must not open the door: each process then counts alone
+  const limiter: RateLimiterAbstract = settings.redis
+    ? new RateLimiterRedis({
+        ...options,
+        keyPrefix,
+        storeClient: settings.redis,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: inProcess,
+      })
+    : inProcess
+
+  return (address) => ({
+    async beforeLookup() {
+      const counted = await limiter.get(address)
+      if (!counted || counted.consumedPoints < settings.max) return
+      const seconds = Math.max(1, Math.ceil(counted.msBeforeNext / 1000))
+      throw new AppError(
+        'rate_limited',
+        `Too many requests with unknown API keys from this address; retry after ${seconds} s`,
+        { headers: { 'Retry-After': String(seconds) } },
+      )
+    },
+    async unknownKey() {
+      await limiter.penalty(address, 1)
+    },
+  })
+}
