@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { AuthorizeOutcome, OperationOutcome, PaymentRequest } from '../src/processor/processor.js'
+import type { AuthorizeOutcome, OperationOutcome, PaymentRequest, Processor } from '../src/processor/processor.js'
 import { ProcessorError } from '../src/processor/processor.js'
 import { Simulator } from '../src/processor/simulator.js'
 import { buildApp, cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
@@ -15,6 +15,24 @@ class RemoteProcessor extends Simulator {
   authorizeMode: Answer = 'answer'
   reverseMode: Answer = 'answer'
   reversed: string[] = []
+  /** how long each authorization and reversal takes to answer, and the most at once so far */
+  delayMs = 0
+  inFlight = 0
+  mostInFlight = 0
+  /** the first authorization of each charge, and of each refund, waits until released, as one whose process died */
+  holdFirst = false
+  held = new Map<string, () => void>()
+
+  async #taking<T>(call: () => Promise<T>): Promise<T> {
+    this.inFlight++
+    this.mostInFlight = Math.max(this.mostInFlight, this.inFlight)
+    try {
+      if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs))
+      return await call()
+    } finally {
+      this.inFlight--
+    }
+  }
 
   #unanswered(mode: Answer): never | undefined {
     if (mode === 'timeout') throw new ProcessorError('timeout', 'no answer in time')
@@ -24,14 +42,27 @@ class RemoteProcessor extends Simulator {
     return undefined
   }
   override async authorize(req: PaymentRequest): Promise<AuthorizeOutcome> {
+    if (this.holdFirst && !this.held.has(req.chargeId)) {
+      await new Promise<void>((resolve) => this.held.set(req.chargeId, resolve))
+    }
     this.#unanswered(this.authorizeMode)
-    return super.authorize(req)
+    return this.#taking(() => super.authorize(req))
+  }
+  override async refund(...args: Partial<Parameters<Processor['refund']>>): Promise<OperationOutcome> {
+    const refundId = args[3] ?? ''
+    if (this.holdFirst && !this.held.has(refundId)) {
+      await new Promise<void>((resolve) => this.held.set(refundId, resolve))
+    }
+    return this.#taking(() => super.refund())
   }
   override async completeStep(...args: Parameters<Simulator['completeStep']>) {
     this.#unanswered(this.authorizeMode)
     return super.completeStep(...args)
   }
   override async reverse(chargeId: string): Promise<OperationOutcome> {
+    return this.#taking(() => this.#reverse(chargeId))
+  }
+  async #reverse(chargeId: string): Promise<OperationOutcome> {
     this.reversed.push(chargeId)
     this.#unanswered(this.reverseMode)
     if (this.reverseMode === 'decline') {
@@ -57,6 +88,10 @@ beforeEach(() => {
   processor.authorizeMode = 'answer'
   processor.reverseMode = 'answer'
   processor.reversed = []
+  processor.delayMs = 0
+  processor.mostInFlight = 0
+  processor.holdFirst = false
+  processor.held.clear()
 })
 
 async function charge(source: object = cardSource()) {
@@ -180,6 +215,74 @@ describe('an authorization the processor never answered', () => {
     expect(c.body.status).toBe('failed')
     expect(c.body.failure_data.code).toBe('card_declined')
     expect(processor.reversed).toEqual([])
+  })
+})
+
+// Each call to the processor here takes 100 ms; one after another, a sweep pass would have one in
+// flight at a time. A processor timing out takes 10 s a call, and a pass must end within its grace.
+describe('a recovery sweep pass', () => {
+  it('asks for every reversal owed at once', async () => {
+    processor.authorizeMode = 'timeout'
+    processor.reverseMode = 'timeout'
+    const ids: string[] = []
+    for (let i = 0; i < 4; i++) ids.push((await charge()).body.id)
+    for (const id of ids) expect(await reversalOwed(id)).toBe(true)
+    processor.reverseMode = 'answer'
+    processor.delayMs = 100
+    await t.db.query("UPDATE charges SET reversal_asked_at = now() - interval '1 hour' WHERE id = ANY($1)", [ids])
+    expect(await t.app.services.charges.recoverInterrupted(1000)).toBeGreaterThanOrEqual(4)
+    expect(processor.mostInFlight).toBeGreaterThanOrEqual(4)
+    for (const id of ids) expect(await reversalOwed(id)).toBe(false)
+  })
+
+  it('fails every abandoned payer step at once, each reversed', async () => {
+    const ids: string[] = []
+    for (let i = 0; i < 3; i++) ids.push((await charge({ type: 'wallet_b', redirect: REDIRECT })).body.id)
+    processor.delayMs = 100
+    await t.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = ANY($1)", [ids])
+    expect(await t.app.services.charges.expireAbandoned(1000)).toBeGreaterThanOrEqual(3)
+    expect(processor.mostInFlight).toBeGreaterThanOrEqual(3)
+    for (const id of ids) {
+      expect((await t.sk.get(`/v2/charges/${id}`)).body).toMatchObject({ status: 'failed' })
+      expect(processor.reversed).toContain(id)
+    }
+  })
+
+  it('sends every interrupted authorization again at once', async () => {
+    processor.holdFirst = true
+    // the requests whose processes are taken for dead: their authorizations never come back
+    const sources: string[] = []
+    for (let i = 0; i < 3; i++) sources.push((await t.sk.post('/v2/sources/', cardSource())).body.id)
+    const stalled = sources.map((source) => t.sk.post('/v2/charges/', { amount: 1500, currency: 'usd', source }))
+    while (processor.held.size < 3) await new Promise((resolve) => setTimeout(resolve, 10))
+    const ids = [...processor.held.keys()]
+    processor.delayMs = 100
+    await t.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = ANY($1)", [ids])
+    expect(await t.app.services.charges.recoverInterrupted(1000)).toBeGreaterThanOrEqual(3)
+    expect(processor.mostInFlight).toBeGreaterThanOrEqual(3)
+    for (const id of ids) expect((await t.sk.get(`/v2/charges/${id}`)).body.status).toBe('succeeded')
+    for (const release of processor.held.values()) release()
+    // a request still waiting when its authorization was finished for it answers the charge as it stands
+    for (const res of await Promise.all(stalled)) {
+      expect(res.status).toBe(201)
+      expect(ids).toContain(res.body.id)
+      expect(res.body.status).toBe('succeeded')
+    }
+  })
+
+  it('settles every interrupted refund at once', async () => {
+    const charged: string[] = []
+    for (let i = 0; i < 3; i++) charged.push((await charge()).body.id)
+    processor.holdFirst = true
+    const stalled = charged.map((id) => t.sk.post(`/v2/charges/${id}/refund`, { amount: 500 }))
+    while (processor.held.size < 3) await new Promise((resolve) => setTimeout(resolve, 10))
+    processor.delayMs = 100
+    await t.db.query("UPDATE refunds SET updated_at = now() - interval '1 hour' WHERE charge_id = ANY($1)", [charged])
+    expect(await t.app.services.charges.recoverInterrupted(1000)).toBeGreaterThanOrEqual(3)
+    expect(processor.mostInFlight).toBeGreaterThanOrEqual(3)
+    for (const id of charged) expect((await t.sk.get(`/v2/charges/${id}`)).body.amount_refunded).toBe(500)
+    for (const release of processor.held.values()) release()
+    for (const res of await Promise.all(stalled)) expect(res.status).toBeLessThan(300)
   })
 })
 

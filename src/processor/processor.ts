@@ -59,6 +59,11 @@ export interface Processor {
    * the call and again after it.
    */
   readonly decidesInProcess?: boolean
+  /**
+   * The charge id identifies the authorization: the recovery sweep sends one again when the
+   * process that sent it died before recording its answer, so a processor must answer a repeat
+   * with the first answer and never hold twice for one charge.
+   */
   authorize(req: PaymentRequest): Promise<AuthorizeOutcome>
   /** The payer's answer at a hosted page, or an OTP; `otp_invalid` leaves the step open. */
   completeStep(

@@ -159,6 +159,19 @@ export interface ChargeDeps {
   publicUrl?: string | undefined
 }
 
+/**
+ * Runs `fn` on every claimed item at once and answers how many there were. A sweep claims what it
+ * finishes for the grace period only: one after another, a pass of twenty calls to a processor that
+ * is timing out would outlast that, and another process would claim and finish the same items again.
+ */
+async function eachAtOnce<T>(items: T[], fn: (item: T) => Promise<unknown>): Promise<number> {
+  // every item is seen through before a failure is passed on: none is left running unwatched
+  const settled = await Promise.allSettled(items.map(fn))
+  const failed = settled.find((r) => r.status === 'rejected')
+  if (failed) throw failed.reason
+  return items.length
+}
+
 export function chargeService(deps: ChargeDeps) {
   const { db, vault, events } = deps
   // Concurrent creates share the statement that records them, and concurrent outcomes theirs: a
@@ -721,8 +734,7 @@ export function chargeService(deps: ChargeDeps) {
    * the payer's page shows the outcome. Answers how many it failed.
    */
   async function expireAbandoned(timeoutMs: number): Promise<number> {
-    let done = 0
-    for (const row of await charges.claimAbandoned(db, timeoutMs)) {
+    return eachAtOnce(await charges.claimAbandoned(db, timeoutMs), async (row) => {
       const scope = { accountId: row.account_id, livemode: row.livemode }
       const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
       // a processor elsewhere may hold something for the charge (a payer's step it took): cancel it;
@@ -730,29 +742,22 @@ export function chargeService(deps: ChargeDeps) {
       const failure = payerTimedOut(timeoutMs)
       const outcome = holdsNothing(configuredProcessor(row.livemode)) ? 'declined' : 'unknown'
       await applyAuthorization(scope, row, source, { outcome, failure }, '')
-      done++
-    }
-    return done
+    })
   }
 
   /** One pass of the recovery sweep; answers how many operations it finished. */
   async function recoverInterrupted(graceMs: number): Promise<number> {
-    let done = 0
-    for (const row of await charges.claimInterrupted(db, graceMs)) {
-      await finishInterrupted({ accountId: row.account_id, livemode: row.livemode }, row, '').catch(() => {})
-      done++
-    }
-    for (const owed of await charges.claimReversalsOwed(db, graceMs)) {
-      await reverseUnlearned({ accountId: owed.account_id, livemode: owed.livemode }, owed.id)
-      done++
-    }
-    for (const refund of await charges.claimPendingRefunds(db, graceMs)) {
+    const interrupted = await eachAtOnce(await charges.claimInterrupted(db, graceMs), (row) =>
+      finishInterrupted({ accountId: row.account_id, livemode: row.livemode }, row, '').catch(() => {}),
+    )
+    const reversed = await eachAtOnce(await charges.claimReversalsOwed(db, graceMs), (owed) =>
+      reverseUnlearned({ accountId: owed.account_id, livemode: owed.livemode }, owed.id),
+    )
+    const refunded = await eachAtOnce(await charges.claimPendingRefunds(db, graceMs), async (refund) => {
       const owner = await charges.getChargeById(db, refund.charge_id)
-      if (!owner) continue
-      await settleRefund({ accountId: owner.account_id, livemode: owner.livemode }, refund).catch(() => {})
-      done++
-    }
-    return done
+      if (owner) await settleRefund({ accountId: owner.account_id, livemode: owner.livemode }, refund).catch(() => {})
+    })
+    return interrupted + reversed + refunded
   }
 
   /**
