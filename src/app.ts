@@ -54,7 +54,15 @@ export interface AppDeps {
    * process died) are finished, and with `payerTimeoutMs`, charges whose payer has not answered
    * for that long fail. Absent, nothing is swept in this app.
    */
-  recovery?: { intervalMs: number; graceMs: number; payerTimeoutMs?: number | undefined } | undefined
+  recovery?:
+    | {
+        intervalMs: number
+        graceMs: number
+        payerTimeoutMs?: number | undefined
+        /** security codes are erased this long after their source was made, charged or not */
+        securityCodeRetentionMs?: number | undefined
+      }
+    | undefined
   /** how long an Idempotency-Key stays held by a request before a retry may take it over */
   idempotencyLeaseSeconds?: number | undefined
   /** requests per key per window; absent, no limit. With a Redis client the count is shared. */
@@ -377,6 +385,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
       running = services.charges
         .recoverInterrupted(recovery.graceMs)
         .then(() => recovery.payerTimeoutMs && services.charges.expireAbandoned(recovery.payerTimeoutMs))
+        .then(
+          () =>
+            recovery.securityCodeRetentionMs &&
+            services.sources.eraseOldSecurityCodes(recovery.securityCodeRetentionMs),
+        )
         .catch((err) => app.log.error({ err }, 'recovery sweep failed'))
         .finally(() => {
           if (timer) timer.refresh()

@@ -40,6 +40,8 @@ const ConfigSchema = Type.Object({
   JACKDAW_RECOVERY_INTERVAL_MS: Type.Integer({ minimum: 100, default: 5000 }),
   /** a charge waiting this long for its payer (3-D Secure, wallet, QR, OTP) fails with payment_expired; at most 30 days */
   JACKDAW_PAYER_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 2592000, default: 86400 }),
+  /** a card's security code is erased this long after its source was made, whether or not it was charged; at most 30 days */
+  JACKDAW_SECURITY_CODE_RETENTION_SECONDS: Type.Integer({ minimum: 60, maximum: 2592000, default: 86400 }),
   /** how often the embedded store analyzes and vacuums the tables that changed (it has no autovacuum) */
   JACKDAW_MAINTENANCE_INTERVAL_MS: Type.Integer({ minimum: 100, default: 30000 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),

@@ -170,6 +170,7 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
       intervalMs: config.JACKDAW_RECOVERY_INTERVAL_MS,
       graceMs: config.JACKDAW_RECOVERY_GRACE_MS,
       payerTimeoutMs: config.JACKDAW_PAYER_TIMEOUT_SECONDS * 1000,
+      securityCodeRetentionMs: config.JACKDAW_SECURITY_CODE_RETENTION_SECONDS * 1000,
     },
     idempotencyLeaseSeconds: config.JACKDAW_IDEMPOTENCY_LEASE_SECONDS,
     renderedViews: { entries: config.JACKDAW_RENDER_CACHE_ENTRIES },

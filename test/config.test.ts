@@ -48,3 +48,17 @@ describe('the proxies trusted for client addresses', () => {
     expect(refusal({ JACKDAW_AUTH_FAILURE_LIMIT: '0' })).toContain('JACKDAW_AUTH_FAILURE_LIMIT')
   })
 })
+
+describe('the retention of security codes', () => {
+  it('is a day unless told, and at least a minute and at most 30 days', () => {
+    expect(parseConfig({}).JACKDAW_SECURITY_CODE_RETENTION_SECONDS).toBe(86400)
+    expect(
+      parseConfig({ JACKDAW_SECURITY_CODE_RETENTION_SECONDS: '600' }).JACKDAW_SECURITY_CODE_RETENTION_SECONDS,
+    ).toBe(600)
+    for (const bad of ['59', '2592001', 'a day']) {
+      expect(refusal({ JACKDAW_SECURITY_CODE_RETENTION_SECONDS: bad })).toContain(
+        'JACKDAW_SECURITY_CODE_RETENTION_SECONDS',
+      )
+    }
+  })
+})

@@ -39,6 +39,11 @@ export function newId(kind: IdKind): string {
   return `${ID_PREFIX[kind]}${ms.toString(16).padStart(12, '0')}${random.toString(16).padStart(RANDOM_HEX, '0')}`
 }
 
+/** Every id of this kind made before `ms` sorts before this, and every later one after it. */
+export function idsBefore(kind: IdKind, ms: number): string {
+  return `${ID_PREFIX[kind]}${Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0')}`
+}
+
 /** The pattern of one kind of id, for path and body schemas. */
 export function idPattern(kind: IdKind): string {
   return `^${ID_PREFIX[kind]}[0-9a-f]{32}$`

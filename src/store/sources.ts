@@ -168,6 +168,39 @@ export async function consumeSource(
 }
 
 /**
+ * Erases the security codes of the sources made before `beforeId` (ids sort by creation time),
+ * looking at `limit` sources at most, in id order from where the last call left off, and moves
+ * that position on; answers how many it looked at and how many codes it erased. A range of the
+ * primary key: no index is kept for it, so creating a source costs nothing more. Processes that
+ * run it at once look at the same sources, and the position only moves forward.
+ */
+export async function eraseOldSecurityCodes(
+  db: Queryable,
+  beforeId: string,
+  limit: number,
+): Promise<{ seen: number; erased: number }> {
+  const res = await db.query<{ seen: number; erased: number }>(
+    `WITH seen AS (
+       SELECT id, card_cvc_enc IS NOT NULL AS held FROM sources
+       WHERE id > coalesce((SELECT position FROM sweep_positions WHERE name = 'security_codes'), '')
+         AND id < $1
+       ORDER BY id LIMIT $2
+     ), erased AS (
+       UPDATE sources s SET card_cvc_enc = NULL FROM seen
+       WHERE s.id = seen.id AND seen.held AND s.card_cvc_enc IS NOT NULL
+       RETURNING s.id
+     ), moved AS (
+       INSERT INTO sweep_positions (name, position)
+       SELECT 'security_codes', max(id) FROM seen HAVING count(*) > 0
+       ON CONFLICT (name) DO UPDATE SET position = GREATEST(sweep_positions.position, EXCLUDED.position)
+     )
+     SELECT (SELECT count(*)::int FROM seen) AS seen, (SELECT count(*)::int FROM erased) AS erased`,
+    [beforeId, limit],
+  )
+  return res.rows[0] as { seen: number; erased: number }
+}
+
+/**
  * A detached source is used and no customer's: nothing can charge it again, so its card number and
  * security code are kept no longer.
  */
