@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto'
+import fc from 'fast-check'
 import { Redis } from 'ioredis'
 import { describe, expect, it, vi } from 'vitest'
 import type { App } from '../src/app.js'
 import { newApiKey } from '../src/domain/keys.js'
+import { countedAddress } from '../src/http/auth-failures.js'
 import {
   type AppExtras,
   buildApp,
@@ -176,6 +178,37 @@ describe('unknown keys counted by client address', () => {
   })
 })
 
+describe('what a client address is counted as', () => {
+  it('counts an IPv6 client by its /64, and an IPv4 one mapped into IPv6 as itself', async () => {
+    const t = await testApp({}, { authFailures: { max: 2, windowSeconds: 60 } })
+    try {
+      expect((await call(t.app, unknownKey(), { address: '2001:db8:1:2::1' })).status).toBe(401)
+      expect((await call(t.app, unknownKey(), { address: '2001:db8:1:2:ffff::9' })).status).toBe(401)
+      // another address of the same block starts nothing afresh
+      expectRefused(await call(t.app, unknownKey(), { address: '2001:0db8:0001:0002:abcd:0:0:1' }))
+      // the next block is another subscriber's
+      expect((await call(t.app, unknownKey(), { address: '2001:db8:1:3::1' })).status).toBe(401)
+
+      expect((await call(t.app, unknownKey(), { address: '::ffff:192.0.2.10' })).status).toBe(401)
+      expect((await call(t.app, unknownKey(), { address: '192.0.2.10' })).status).toBe(401)
+      expectRefused(await call(t.app, unknownKey(), { address: '::ffff:192.0.2.10' }))
+      // IPv4 addresses are each their own, however close
+      expect((await call(t.app, unknownKey(), { address: '192.0.2.11' })).status).toBe(401)
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('is stated for each kind of address', () => {
+    expect(countedAddress('203.0.113.9')).toBe('203.0.113.9')
+    expect(countedAddress('::ffff:203.0.113.9')).toBe('203.0.113.9')
+    expect(countedAddress('2001:db8::1')).toBe('2001:db8:0:0::/64')
+    expect(countedAddress('::1')).toBe('0:0:0:0::/64')
+    // what is not an address is counted as it is
+    expect(countedAddress('unknown')).toBe('unknown')
+  })
+})
+
 describe('client addresses behind a proxy', () => {
   const forwarded = (address: string) => ({ headers: { 'x-forwarded-for': address } })
 
@@ -233,6 +266,42 @@ describe('client addresses behind a proxy', () => {
     } finally {
       await behind.close()
       await direct.close()
+    }
+  })
+})
+
+describe('hostile addresses and forwarded headers', () => {
+  it('are answered in the documented shape, never with a 5xx', async () => {
+    const t = await testApp({}, { authFailures: { max: 3, windowSeconds: 60 }, trustProxy: 'loopback, 10.0.0.0/8' })
+    const forwardedText = fc.string({ unit: 'grapheme-ascii', maxLength: 60 })
+    const anAddress = fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4Extended())
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(anAddress, fc.constantFrom('127.0.0.1', '::1', '10.2.3.4', '::ffff:10.2.3.4')),
+          fc.option(
+            fc.oneof(
+              forwardedText,
+              anAddress,
+              fc.array(fc.oneof(anAddress, forwardedText), { maxLength: 5 }).map((a) => a.join(', ')),
+            ),
+          ),
+          fc.boolean(),
+          async (address, forwarded, known) => {
+            const res = await call(t.app, known ? t.account.sk_test_key : unknownKey(), {
+              address,
+              headers: forwarded === null ? {} : { 'x-forwarded-for': forwarded },
+            })
+            if (known && res.status === 200) return
+            expect([401, 429]).toContain(res.status)
+            expect(Object.keys(res.body)).toEqual(['error'])
+            expect(res.body.error.type).toBe(res.status === 401 ? 'authentication_error' : 'rate_limit_error')
+          },
+        ),
+        { numRuns: 300 },
+      )
+    } finally {
+      await t.close()
     }
   })
 })

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis'
+import ipaddr from 'ipaddr.js'
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible'
 import { AppError } from '../errors.js'
 import type { KeyLookupGuard } from '../services/accounts.js'
@@ -21,7 +22,7 @@ export interface AuthFailureSettings {
  * known valid are refused before any lookup, until the window ends. A key known valid (cached by
  * this process) is never refused for it, so a working integration behind the same address goes on.
  */
-export function authFailureCounter(settings: AuthFailureSettings): (address: string) => KeyLookupGuard {
+export function authFailureCounter(settings: AuthFailureSettings): KeyLookupGuard {
   const options = { points: settings.max, duration: settings.windowSeconds }
   const keyPrefix = settings.namespace ?? 'jackdaw-auth-failures'
   const inProcess = new RateLimiterMemory({ ...options, keyPrefix })
@@ -36,9 +37,9 @@ export function authFailureCounter(settings: AuthFailureSettings): (address: str
       })
     : inProcess
 
-  return (address) => ({
-    async beforeLookup() {
-      const counted = await limiter.get(address)
+  return {
+    async beforeLookup(client) {
+      const counted = await limiter.get(countedAddress(client))
       if (!counted || counted.consumedPoints < settings.max) return
       const seconds = Math.max(1, Math.ceil(counted.msBeforeNext / 1000))
       throw new AppError(
@@ -47,8 +48,23 @@ export function authFailureCounter(settings: AuthFailureSettings): (address: str
         { headers: { 'Retry-After': String(seconds) } },
       )
     },
-    async unknownKey() {
-      await limiter.penalty(address, 1)
+    async unknownKey(client) {
+      await limiter.penalty(countedAddress(client), 1)
     },
-  })
+  }
+}
+
+/**
+ * What a client address is counted as: an IPv4 address as itself (also when it comes mapped into
+ * IPv6), an IPv6 address by its /64, the block one subscriber is given, so that a client cannot
+ * start afresh with each of the addresses its block holds.
+ */
+export function countedAddress(address: string): string {
+  if (!ipaddr.isValid(address)) return address
+  const ip = ipaddr.process(address)
+  if (ip.kind() === 'ipv4') return ip.toString()
+  return `${(ip as ipaddr.IPv6).parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(':')}::/64`
 }

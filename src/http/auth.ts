@@ -60,7 +60,7 @@ export function presentedKey(request: FastifyRequest): PresentedKey | undefined 
  * `lookupGuard`, when given, is asked around each lookup of a key not cached, with the client's
  * address (http/auth-failures.ts).
  */
-export function authHook(accounts: AccountService, lookupGuard?: (address: string) => KeyLookupGuard) {
+export function authHook(accounts: AccountService, lookupGuard?: KeyLookupGuard) {
   return async function authenticate(request: FastifyRequest) {
     const needs = request.routeOptions.config.auth ?? 'secret'
     if (needs === 'none') return
@@ -71,7 +71,7 @@ export function authHook(accounts: AccountService, lookupGuard?: (address: strin
         'No API key provided: use HTTP Basic with the key as user name, or Authorization: Bearer <key>',
       )
     }
-    const caller = await accounts.authenticate(presented.key, presented.hash, lookupGuard?.(request.ip))
+    const caller = await accounts.authenticate(presented.key, presented.hash, lookupGuard, request.ip)
     if (needs === 'secret' && caller.keyKind !== 'secret') {
       throw new AppError('secret_key_required', 'This operation needs a secret key; a public key was used')
     }

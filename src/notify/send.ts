@@ -1,8 +1,12 @@
-import { lookup as dnsLookup } from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
 import type { LookupFunction } from 'node:net'
-import { checkNotifyAddress, isPublicAddress } from '../services/notify-address.js'
+import {
+  checkNotifyAddress,
+  isPublicAddress,
+  type NotifyHostResolver,
+  systemResolver,
+} from '../services/notify-address.js'
 
 export interface SendResult {
   /** the HTTP status answered, or null when no answer came */
@@ -19,6 +23,8 @@ export interface SendRequest {
   timeoutMs: number
   /** live mode: refuse addresses that are not public, at the moment of connecting */
   livemode: boolean
+  /** how live hosts are resolved; the system's name servers unless given */
+  resolver?: NotifyHostResolver | undefined
 }
 
 const MAX_ERROR_LENGTH = 500
@@ -26,23 +32,31 @@ const MAX_ERROR_LENGTH = 500
 /**
  * Resolves a host and refuses it unless every address is public. Connecting to the address this
  * returns, rather than resolving again, leaves no gap for the name to change between the check
- * and the connection.
+ * and the connection. The live resolver asks DNS within a time limit (NotifyHostResolver).
  */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, '', 4)
-    const refused = addresses.find((a) => !isPublicAddress(a.address))
-    const first = addresses[0]
-    if (refused || !first) {
-      const e = Object.assign(
-        new Error(`address refused: ${hostname} resolves to ${refused?.address ?? 'nothing'}, not a public address`),
-        { code: 'ENOTPUBLIC' },
-      )
-      return callback(e, '', 4)
-    }
-    if (options.all) return (callback as (e: null, a: typeof addresses) => void)(null, addresses)
-    callback(null, first.address, first.family)
-  })
+function publicOnlyLookup(resolver: NotifyHostResolver): LookupFunction {
+  return (hostname, options, callback) => {
+    resolver.addresses(hostname).then(
+      (found) => {
+        const addresses =
+          options.family === 4 || options.family === 6 ? found.filter((a) => a.family === options.family) : found
+        const refused = addresses.find((a) => !isPublicAddress(a.address))
+        const first = addresses[0]
+        if (refused || !first) {
+          const e = Object.assign(
+            new Error(
+              `address refused: ${hostname} resolves to ${refused?.address ?? 'nothing'}, not a public address`,
+            ),
+            { code: 'ENOTPUBLIC' },
+          )
+          return callback(e, '', 4)
+        }
+        if (options.all) return (callback as (e: null, a: typeof addresses) => void)(null, addresses)
+        callback(null, first.address, first.family)
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 4),
+    )
+  }
 }
 
 function describe(err: unknown): string {
@@ -61,7 +75,7 @@ export async function postNotify(req: SendRequest): Promise<SendResult> {
   const started = performance.now()
   const elapsed = () => performance.now() - started
   if (req.livemode) {
-    const problem = await checkNotifyAddress(req.url, true)
+    const problem = await checkNotifyAddress(req.url, true, req.resolver ?? systemResolver)
     if (problem) return { statusCode: null, error: `address refused: ${problem}`, durationMs: elapsed() }
   }
   let url: URL
@@ -86,7 +100,7 @@ export async function postNotify(req: SendRequest): Promise<SendResult> {
       headers: { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) },
       // one connection per call: a pooled socket would outlive the address check it passed
       agent: false,
-      ...(req.livemode ? { lookup: publicOnlyLookup } : {}),
+      ...(req.livemode ? { lookup: publicOnlyLookup(req.resolver ?? systemResolver) } : {}),
     })
     const timer = setTimeout(() => {
       finish(null, `timeout: no response within ${req.timeoutMs} ms`)

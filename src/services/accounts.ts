@@ -21,12 +21,15 @@ export interface Caller extends Scope {
   keyKind: KeyKind
 }
 
-/** What authenticate asks around a lookup of a well-formed key it has not cached. */
+/**
+ * What authenticate asks around a lookup of a well-formed key it has not cached, with the client
+ * that sent the key (its address, for http/auth-failures.ts).
+ */
 export interface KeyLookupGuard {
   /** before the lookup; throws to refuse the request without it */
-  beforeLookup(): Promise<void>
+  beforeLookup(client: string): Promise<void>
   /** the store knew no such key */
-  unknownKey(): Promise<void>
+  unknownKey(client: string): Promise<void>
 }
 
 /**
@@ -69,7 +72,12 @@ export function accountService(deps: { db: Db; vault: Vault }) {
   }
 
   /** `hash` is the key's, when the caller has it already (http/auth.ts). */
-  async function authenticate(key: string, hash = hashApiKey(key), guard?: KeyLookupGuard): Promise<Caller> {
+  async function authenticate(
+    key: string,
+    hash = hashApiKey(key),
+    guard?: KeyLookupGuard,
+    client = '',
+  ): Promise<Caller> {
     const parsed = parseApiKey(key)
     if (!parsed) throw new AppError('api_key_invalid', 'Invalid API key provided')
     const now = Date.now()
@@ -77,11 +85,11 @@ export function accountService(deps: { db: Db; vault: Vault }) {
     if (cached && cached.until > now) return cached.caller
     // a key found before is looked up again once its entry is stale, but never refused as unknown:
     // an integration that works is not shut out by other clients at its address
-    if (!cached) await guard?.beforeLookup()
+    if (!cached) await guard?.beforeLookup(client)
     const row = await accounts.findKey(db, hash)
     if (!row) {
       keyCache.delete(hash)
-      await guard?.unknownKey()
+      await guard?.unknownKey(client)
       throw new AppError('api_key_invalid', 'Invalid API key provided')
     }
     const caller: Caller = { accountId: row.account_id, livemode: row.livemode, keyKind: row.kind }

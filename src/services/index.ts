@@ -7,7 +7,7 @@ import { accountService } from './accounts.js'
 import { chargeService } from './charges.js'
 import { customerService } from './customers.js'
 import { eventService } from './events.js'
-import { checkNotifyAddress } from './notify-address.js'
+import { checkNotifyAddress, type NotifyHostResolver } from './notify-address.js'
 import { sourceService } from './sources.js'
 
 export interface ServiceOptions {
@@ -27,6 +27,8 @@ export interface ServiceOptions {
    * rather than at its next poll; may run before the queueing transaction commits
    */
   onNotifyQueued?: (() => void) | undefined
+  /** how the hosts of live notify addresses are resolved; the system's name servers unless given */
+  notifyResolver?: NotifyHostResolver | undefined
 }
 
 /** The one place where use cases get their dependencies. */
@@ -36,7 +38,11 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
   const events = eventService({ db, onNotifyQueued: onQueued })
   return {
     accounts: accountService({ db, vault }),
-    sources: sourceService({ db, vault, checkNotifyAddress }),
+    sources: sourceService({
+      db,
+      vault,
+      checkNotifyAddress: (url, livemode) => checkNotifyAddress(url, livemode, options.notifyResolver),
+    }),
     customers: customerService({ db }),
     events,
     deliveries: deliveryService({ db, onQueued }),
