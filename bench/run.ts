@@ -5,11 +5,12 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
+import { BENCH_DATABASE_URL } from './database-url.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 // Each measured run follows an unmeasured one of the same load: a process that has just started
@@ -22,14 +23,7 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
 // of runs moved a share by a sixth either way from the next pair (thirteenth round).
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error('BENCH_ROUNDS must be a whole number, 1 or more')
-// A service on the same machine as its database reaches it over the Unix socket when there is one:
-// on this kind of virtual machine a loopback TCP round trip costs the service about twice the CPU.
-const SOCKET_DIR = '/var/run/postgresql'
-const PG_URL =
-  process.env.BENCH_DATABASE_URL ??
-  (existsSync(`${SOCKET_DIR}/.s.PGSQL.5432`)
-    ? `postgres://postgres@localhost/postgres?host=${SOCKET_DIR}`
-    : 'postgres://postgres@127.0.0.1:5432/postgres')
+const PG_URL = BENCH_DATABASE_URL
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '10,50').split(',').map(Number)
 // BENCH_STORES (embedded, pg1, pg2) and BENCH_OPS (source, charge, list, retrieve, update) narrow a
 // run while working on one path; RESULTS.md is written only by a full run.
