@@ -381,19 +381,19 @@ export async function createApp(deps: AppDeps): Promise<App> {
   if (recovery) {
     let timer: NodeJS.Timeout | undefined
     let running: Promise<unknown> = Promise.resolve()
+    const failed = (err: unknown) => app.log.error({ err }, 'recovery sweep failed')
     const sweep = () => {
-      running = services.charges
-        .recoverInterrupted(recovery.graceMs)
-        .then(() => recovery.payerTimeoutMs && services.charges.expireAbandoned(recovery.payerTimeoutMs))
-        .then(
-          () =>
-            recovery.securityCodeRetentionMs &&
-            services.sources.eraseOldSecurityCodes(recovery.securityCodeRetentionMs),
-        )
-        .catch((err) => app.log.error({ err }, 'recovery sweep failed'))
-        .finally(() => {
-          if (timer) timer.refresh()
-        })
+      // the erasure of old security codes goes on whatever becomes of the charges' part
+      const retentionMs = recovery.securityCodeRetentionMs
+      running = Promise.all([
+        services.charges
+          .recoverInterrupted(recovery.graceMs)
+          .then(() => recovery.payerTimeoutMs && services.charges.expireAbandoned(recovery.payerTimeoutMs))
+          .catch(failed),
+        retentionMs && services.sources.eraseOldSecurityCodes(retentionMs).catch(failed),
+      ]).finally(() => {
+        if (timer) timer.refresh()
+      })
     }
     app.addHook('onReady', async () => {
       timer = setTimeout(sweep, recovery.intervalMs)

@@ -48,8 +48,8 @@ const ConfigSchema = Type.Object({
   /** requests one key may make per window */
   JACKDAW_RATE_LIMIT: Type.Integer({ minimum: 1, default: 100 }),
   JACKDAW_RATE_WINDOW_MS: Type.Integer({ minimum: 100, default: 1000 }),
-  /** well-formed but unknown keys one client address may send per window before it is refused */
-  JACKDAW_AUTH_FAILURE_LIMIT: Type.Integer({ minimum: 1, default: 20 }),
+  /** well-formed but unknown keys one client address may send per window before it is refused; 0 counts none */
+  JACKDAW_AUTH_FAILURE_LIMIT: Type.Integer({ minimum: 0, default: 20 }),
   JACKDAW_AUTH_FAILURE_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86400, default: 300 }),
   /** the proxies in front of the service, whose X-Forwarded-For names the client: addresses, CIDR ranges, loopback, linklocal, uniquelocal */
   JACKDAW_TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),

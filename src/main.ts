@@ -160,11 +160,10 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     options: { publicUrl: config.JACKDAW_PUBLIC_URL, listenUrl: listenUrlOf(config), liveProcessor },
     notify: config.JACKDAW_NOTIFY_WORKER ? notifyWorkerSettings(config) : undefined,
     rateLimit: { max: config.JACKDAW_RATE_LIMIT, windowMs: config.JACKDAW_RATE_WINDOW_MS, redis },
-    authFailures: {
-      max: config.JACKDAW_AUTH_FAILURE_LIMIT,
-      windowSeconds: config.JACKDAW_AUTH_FAILURE_WINDOW_SECONDS,
-      redis,
-    },
+    authFailures:
+      config.JACKDAW_AUTH_FAILURE_LIMIT > 0
+        ? { max: config.JACKDAW_AUTH_FAILURE_LIMIT, windowSeconds: config.JACKDAW_AUTH_FAILURE_WINDOW_SECONDS, redis }
+        : undefined,
     trustProxy: config.JACKDAW_TRUST_PROXY,
     recovery: {
       intervalMs: config.JACKDAW_RECOVERY_INTERVAL_MS,

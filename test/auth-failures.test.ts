@@ -124,6 +124,35 @@ describe('unknown keys counted by client address', () => {
     }
   })
 
+  it('counts a lookup from before it starts: requests sent at once cannot pass the limit together', async () => {
+    const t = await testApp()
+    const { app, lookups } = await recordedApp(t, { authFailures: { max: 20, windowSeconds: 60 } })
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 200 }, () => call(app, unknownKey(), { address: '203.0.113.9' })),
+      )
+      const statuses = answers.map((a) => a.status)
+      expect(statuses.filter((s) => s === 401)).toHaveLength(20)
+      expect(statuses.filter((s) => s === 429)).toHaveLength(180)
+      expect(lookups()).toBe(20)
+      // a valid key looked up gives its count back: 28 keys this process has not seen, from one address
+      const accounts = [t.account]
+      for (let i = 0; i < 6; i++) accounts.push(await t.app.services.accounts.create(`Shop ${i}`))
+      const keys = accounts.flatMap((a) => [a.sk_test_key, a.pk_test_key, a.sk_live_key, a.pk_live_key])
+      const other = '203.0.113.10'
+      const before = lookups()
+      // a public key is known and then refused for this operation, which needs a secret one
+      for (const key of keys) {
+        expect((await call(app, key, { address: other })).status).toBe(key.startsWith('pk_') ? 403 : 200)
+      }
+      expect(lookups() - before).toBe(28)
+      expect((await call(app, unknownKey(), { address: other })).status).toBe(401)
+    } finally {
+      await app.close()
+      await t.close()
+    }
+  })
+
   it('does not count keys of the wrong shape or requests without a key: neither is looked up', async () => {
     const t = await testApp({}, { authFailures: { max: 2, windowSeconds: 60 } })
     try {
@@ -204,8 +233,14 @@ describe('what a client address is counted as', () => {
     expect(countedAddress('::ffff:203.0.113.9')).toBe('203.0.113.9')
     expect(countedAddress('2001:db8::1')).toBe('2001:db8:0:0::/64')
     expect(countedAddress('::1')).toBe('0:0:0:0::/64')
-    // what is not an address is counted as it is
-    expect(countedAddress('unknown')).toBe('unknown')
+    // as some proxies forward them, with a port
+    expect(countedAddress('203.0.113.9:40001')).toBe('203.0.113.9')
+    expect(countedAddress('[2001:db8::1]:443')).toBe('2001:db8:0:0::/64')
+    expect(countedAddress('[::ffff:203.0.113.9]:443')).toBe('203.0.113.9')
+    // what is not an address is counted with all such, so that none starts afresh by changing
+    for (const text of ['unknown', '203.0.113.9:x', '', '999.1.1.1', '[nonsense]:1']) {
+      expect(countedAddress(text)).toBe('unparsed')
+    }
   })
 })
 
@@ -218,6 +253,19 @@ describe('client addresses behind a proxy', () => {
       expect((await call(t.app, unknownKey(), forwarded('192.0.2.1'))).status).toBe(401)
       expect((await call(t.app, unknownKey(), forwarded('192.0.2.2'))).status).toBe(401)
       expectRefused(await call(t.app, unknownKey(), forwarded('192.0.2.3')))
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('counts a forwarded address that carries a port by the address alone', async () => {
+    const t = await testApp({}, { authFailures: { max: 2, windowSeconds: 60 }, trustProxy: '10.0.0.0/8' })
+    try {
+      const via = (forwardedFor: string) => ({ address: '10.0.0.5', ...forwarded(forwardedFor) })
+      expect((await call(t.app, unknownKey(), via('203.0.113.9:40001'))).status).toBe(401)
+      expect((await call(t.app, unknownKey(), via('203.0.113.9:40002'))).status).toBe(401)
+      expectRefused(await call(t.app, unknownKey(), via('203.0.113.9:40003')))
+      expectRefused(await call(t.app, unknownKey(), via('203.0.113.9')))
     } finally {
       await t.close()
     }

@@ -45,7 +45,9 @@ describe('the proxies trusted for client addresses', () => {
       const message = refusal({ JACKDAW_TRUST_PROXY: bad })
       expect(message).toContain('JACKDAW_TRUST_PROXY=')
     }
-    expect(refusal({ JACKDAW_AUTH_FAILURE_LIMIT: '0' })).toContain('JACKDAW_AUTH_FAILURE_LIMIT')
+    expect(refusal({ JACKDAW_AUTH_FAILURE_LIMIT: '-1' })).toContain('JACKDAW_AUTH_FAILURE_LIMIT')
+    // 0 turns the count off
+    expect(parseConfig({ JACKDAW_AUTH_FAILURE_LIMIT: '0' }).JACKDAW_AUTH_FAILURE_LIMIT).toBe(0)
   })
 })
 

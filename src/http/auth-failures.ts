@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import ipaddr from 'ipaddr.js'
-import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible'
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 import { AppError } from '../errors.js'
 import type { KeyLookupGuard } from '../services/accounts.js'
 
@@ -21,6 +21,9 @@ export interface AuthFailureSettings {
  * could try keys for ever. Past `max` in a window, an address's requests whose key is not already
  * known valid are refused before any lookup, until the window ends. A key known valid (cached by
  * this process) is never refused for it, so a working integration behind the same address goes on.
+ * Each lookup counts from before it starts and gives its count back when the key is found: at most
+ * `max` lookups of one address are ever under way or unknown in a window, however many requests it
+ * sends at once.
  */
 export function authFailureCounter(settings: AuthFailureSettings): KeyLookupGuard {
   const options = { points: settings.max, duration: settings.windowSeconds }
@@ -38,30 +41,41 @@ export function authFailureCounter(settings: AuthFailureSettings): KeyLookupGuar
     : inProcess
 
   return {
-    async beforeLookup(client) {
-      const counted = await limiter.get(countedAddress(client))
-      if (!counted || counted.consumedPoints < settings.max) return
-      const seconds = Math.max(1, Math.ceil(counted.msBeforeNext / 1000))
-      throw new AppError(
-        'rate_limited',
-        `Too many requests with unknown API keys from this address; retry after ${seconds} s`,
-        { headers: { 'Retry-After': String(seconds) } },
-      )
+    async reserve(client) {
+      try {
+        await limiter.consume(countedAddress(client), 1)
+      } catch (refused) {
+        // Redis's errors go to the in-process count; anything else that is not a refusal lets the
+        // lookup go uncounted, as the rate limit does, rather than stop payments
+        if (!(refused instanceof RateLimiterRes)) return
+        const seconds = Math.max(1, Math.ceil(refused.msBeforeNext / 1000))
+        throw new AppError(
+          'rate_limited',
+          `Too many requests with unknown API keys from this address; retry after ${seconds} s`,
+          { headers: { 'Retry-After': String(seconds) } },
+        )
+      }
     },
-    async unknownKey(client) {
-      await limiter.penalty(countedAddress(client), 1)
+    async release(client) {
+      await limiter.reward(countedAddress(client), 1).catch(() => {})
     },
   }
 }
 
+/** Addresses that are not one, counted together: none can start afresh by changing its text. */
+const UNPARSED = 'unparsed'
+
 /**
  * What a client address is counted as: an IPv4 address as itself (also when it comes mapped into
- * IPv6), an IPv6 address by its /64, the block one subscriber is given, so that a client cannot
- * start afresh with each of the addresses its block holds.
+ * IPv6, or with a port, as some proxies forward it), an IPv6 address by its /64, the smallest block
+ * a subscriber is given, so that a client cannot start afresh with each address of its block.
  */
 export function countedAddress(address: string): string {
-  if (!ipaddr.isValid(address)) return address
-  const ip = ipaddr.process(address)
+  const bare = ipaddr.isValid(address)
+    ? address
+    : (/^\[([^\]]+)\](?::\d+)?$/.exec(address)?.[1] ?? /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(address)?.[1])
+  if (bare === undefined || !ipaddr.isValid(bare)) return UNPARSED
+  const ip = ipaddr.process(bare)
   if (ip.kind() === 'ipv4') return ip.toString()
   return `${(ip as ipaddr.IPv6).parts
     .slice(0, 4)

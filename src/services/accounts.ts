@@ -23,13 +23,15 @@ export interface Caller extends Scope {
 
 /**
  * What authenticate asks around a lookup of a well-formed key it has not cached, with the client
- * that sent the key (its address, for http/auth-failures.ts).
+ * that sent the key (its address, for http/auth-failures.ts). A lookup counts against the client
+ * from before it starts, so that requests sent together cannot all pass the count before any of
+ * them has added to it; a key found gives its count back.
  */
 export interface KeyLookupGuard {
   /** before the lookup; throws to refuse the request without it */
-  beforeLookup(client: string): Promise<void>
-  /** the store knew no such key */
-  unknownKey(client: string): Promise<void>
+  reserve(client: string): Promise<void>
+  /** the key was found, or the lookup failed: it does not count */
+  release(client: string): Promise<void>
 }
 
 /**
@@ -85,13 +87,20 @@ export function accountService(deps: { db: Db; vault: Vault }) {
     if (cached && cached.until > now) return cached.caller
     // a key found before is looked up again once its entry is stale, but never refused as unknown:
     // an integration that works is not shut out by other clients at its address
-    if (!cached) await guard?.beforeLookup(client)
-    const row = await accounts.findKey(db, hash)
+    const counted = cached ? undefined : guard
+    await counted?.reserve(client)
+    let row: Awaited<ReturnType<typeof accounts.findKey>>
+    try {
+      row = await accounts.findKey(db, hash)
+    } catch (err) {
+      await counted?.release(client)
+      throw err
+    }
     if (!row) {
       keyCache.delete(hash)
-      await guard?.unknownKey(client)
       throw new AppError('api_key_invalid', 'Invalid API key provided')
     }
+    await counted?.release(client)
     const caller: Caller = { accountId: row.account_id, livemode: row.livemode, keyKind: row.kind }
     if (keyCache.size > 10_000) keyCache.clear()
     keyCache.set(hash, { caller, until: now + KEY_CACHE_MS })
