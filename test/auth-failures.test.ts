@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import { Redis } from 'ioredis'
-import { describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { App } from '../src/app.js'
 import { newApiKey } from '../src/domain/keys.js'
 import { countedAddress } from '../src/http/auth-failures.js'
@@ -10,6 +10,7 @@ import {
   buildApp,
   cardSource,
   type Json,
+  later,
   REDIRECT,
   recordingDb,
   type TestApp,
@@ -101,15 +102,11 @@ describe('unknown keys counted by client address', () => {
       // gone stale too: it is looked up again, not refused as unknown
       expect((await call(app, t.account.sk_test_key)).status).toBe(200)
       expect(lookups()).toBe(4)
-      const now = Date.now()
-      const later = vi.spyOn(Date, 'now').mockImplementation(() => now + 30_000)
-      try {
+      await later(30_000, async () => {
         expect((await call(app, t.account.sk_test_key)).status).toBe(200)
         expect(lookups()).toBe(5)
         expectRefused(await call(app, unknownKey()))
-      } finally {
-        later.mockRestore()
-      }
+      })
       // other addresses have counts of their own
       const elsewhere = await call(app, unknownKey(), { address: '10.0.0.2' })
       expect(elsewhere.status).toBe(401)

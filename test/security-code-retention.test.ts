@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { cardSource, type TestApp, testApp } from './helpers/app.js'
+import { cardSource, later, type TestApp, testApp } from './helpers/app.js'
 
 const HOUR = 3_600_000
 
@@ -24,17 +24,6 @@ async function held(id: string): Promise<{ number: boolean; cvc: boolean }> {
     )
   ).rows[0] as { number: boolean; cvc: boolean }
   return row
-}
-
-/** Runs `fn` with the service's clock `ms` ahead. */
-async function later<T>(ms: number, fn: () => Promise<T>): Promise<T> {
-  const now = Date.now()
-  const clock = vi.spyOn(Date, 'now').mockImplementation(() => now + ms)
-  try {
-    return await fn()
-  } finally {
-    clock.mockRestore()
-  }
 }
 
 const erase = (retentionMs: number) => t.app.services.sources.eraseOldSecurityCodes(retentionMs)

@@ -43,7 +43,7 @@ export function authFailureCounter(settings: AuthFailureSettings): KeyLookupGuar
   return {
     async reserve(client) {
       try {
-        await limiter.consume(countedAddress(client), 1)
+        await limiter.consume(countedAddress(client.ip), 1)
       } catch (refused) {
         // Redis's errors go to the in-process count; anything else that is not a refusal lets the
         // lookup go uncounted, as the rate limit does, rather than stop payments
@@ -57,7 +57,7 @@ export function authFailureCounter(settings: AuthFailureSettings): KeyLookupGuar
       }
     },
     async release(client) {
-      await limiter.reward(countedAddress(client), 1).catch(() => {})
+      await limiter.reward(countedAddress(client.ip), 1).catch(() => {})
     },
   }
 }

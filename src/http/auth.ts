@@ -71,7 +71,7 @@ export function authHook(accounts: AccountService, lookupGuard?: KeyLookupGuard)
         'No API key provided: use HTTP Basic with the key as user name, or Authorization: Bearer <key>',
       )
     }
-    const caller = await accounts.authenticate(presented.key, presented.hash, lookupGuard, request.ip)
+    const caller = await accounts.authenticate(presented.key, presented.hash, lookupGuard, request)
     if (needs === 'secret' && caller.keyKind !== 'secret') {
       throw new AppError('secret_key_required', 'This operation needs a secret key; a public key was used')
     }

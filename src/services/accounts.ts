@@ -29,9 +29,17 @@ export interface Caller extends Scope {
  */
 export interface KeyLookupGuard {
   /** before the lookup; throws to refuse the request without it */
-  reserve(client: string): Promise<void>
+  reserve(client: KeyClient): Promise<void>
   /** the key was found, or the lookup failed: it does not count */
-  release(client: string): Promise<void>
+  release(client: KeyClient): Promise<void>
+}
+
+/**
+ * Who sent a key: the request itself, whose address is worked out only when a key is looked up
+ * (behind a trusted proxy that means reading X-Forwarded-For), not on every request.
+ */
+export interface KeyClient {
+  readonly ip: string
 }
 
 /**
@@ -78,7 +86,7 @@ export function accountService(deps: { db: Db; vault: Vault }) {
     key: string,
     hash = hashApiKey(key),
     guard?: KeyLookupGuard,
-    client = '',
+    client: KeyClient = { ip: '' },
   ): Promise<Caller> {
     const parsed = parseApiKey(key)
     if (!parsed) throw new AppError('api_key_invalid', 'Invalid API key provided')

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { Writable } from 'node:stream'
+import { vi } from 'vitest'
 import { type App, type AppDeps, createApp } from '../../src/app.js'
 import { Vault } from '../../src/crypto/vault.js'
 import { makeLogger } from '../../src/main.js'
@@ -169,4 +170,15 @@ export const REDIRECT = { success: 'https://shop.example/ok', fail: 'https://sho
 
 export function cardSource(overrides: Record<string, unknown> = {}) {
   return { type: 'card', card: { ...TEST_CARD, ...overrides } }
+}
+
+/** Runs `fn` with the service's clock (Date.now) `ms` ahead. */
+export async function later<T>(ms: number, fn: () => Promise<T>): Promise<T> {
+  const now = Date.now()
+  const clock = vi.spyOn(Date, 'now').mockImplementation(() => now + ms)
+  try {
+    return await fn()
+  } finally {
+    clock.mockRestore()
+  }
 }
