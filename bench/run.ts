@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import autocannon from 'autocannon'
@@ -41,6 +41,8 @@ interface Server {
 
 // Node flags for the service's processes, to profile them (`--cpu-prof --cpu-prof-dir=DIR`)
 const SERVICE_NODE_ARGS = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []
+// where the services' own output goes as well (`--trace-gc` in BENCH_SERVICE_NODE_ARGS, say)
+const SERVICE_OUTPUT = process.env.BENCH_SERVICE_OUTPUT
 
 function start(cmd: string[], env: Record<string, string>): Promise<Server> {
   return new Promise((resolve, reject) => {
@@ -52,17 +54,27 @@ function start(cmd: string[], env: Record<string, string>): Promise<Server> {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let out = ''
+    let started = false
     const onData = (d: Buffer) => {
-      out += d.toString()
+      // only what the start prints is read; after it the text is kept short, for an exit's message
+      out = (out + d.toString()).slice(started ? -4096 : 0)
+      if (started) return
       const url = out.match(/listening on (http:\/\/[^\s(]+)/)?.[1]
       const key = out.match(/test secret key: (\S+)/)?.[1]
       if (url && (key || !cmd.some((c) => c.endsWith('cli.js')))) {
+        started = true
         servicePids = new Set(child.pid === undefined ? [] : [child.pid])
         resolve({ child, url, key })
       }
     }
     child.stdout.on('data', onData)
     child.stderr.on('data', onData)
+    if (SERVICE_OUTPUT) {
+      const copy = createWriteStream(SERVICE_OUTPUT, { flags: 'a' })
+      child.stdout.pipe(copy, { end: false })
+      child.stderr.pipe(copy, { end: false })
+      child.on('exit', () => copy.end())
+    }
     child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)))
     setTimeout(() => reject(new Error(`no start within 60 s: ${out}`)), 60_000).unref()
   })
