@@ -376,6 +376,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(deliveryRoutes, { services })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
+  app.addHook('onClose', () => services.charges.settled())
 
   const recovery = deps.recovery
   if (recovery) {

@@ -83,7 +83,8 @@ describe('live mode through a processor reached over HTTP', () => {
     expect(c.status).toBe(201)
     expect(c.body.status).toBe('failed')
     expect(c.body.failure_data.code).toBe('processor_timeout')
-    // the processor may have authorized it all the same: the reversal went over the protocol
+    // the processor may have authorized it all the same: the reversal goes over the protocol, after the answer
+    await t.app.services.charges.settled()
     expect(simulator.reversed).toEqual([c.body.id])
     expect((await t.db.query(OWED, [c.body.id])).rows[0]).toEqual({ owed: false })
   })
@@ -94,6 +95,7 @@ describe('live mode through a processor reached over HTTP', () => {
     expect(c.body.status).toBe('failed')
     expect(c.body.failure_data.code).toBe('processor_unavailable')
     // the reversal could not be sent either: it is owed, for the recovery sweep
+    await down.app.services.charges.settled()
     expect((await down.db.query(OWED, [c.body.id])).rows[0]).toEqual({ owed: true })
     // the source was consumed by the failed attempt, as a declined card's would be
     const again = await down.skLive.post('/v2/charges/', { amount: 1, currency: 'eur', source: c.body.source.id })
@@ -113,6 +115,7 @@ describe('live mode through a processor reached over HTTP', () => {
       expect(c.body.status).toBe('failed')
       expect(c.body.failure_data.code).toBe('processor_unavailable')
       // a 401 is an answer: the processor took nothing, so there is nothing to reverse
+      await wrong.app.services.charges.settled()
       expect((await wrong.db.query(OWED, [c.body.id])).rows[0]).toEqual({ owed: false })
       expect(simulator.reversed).not.toContain(c.body.id)
     } finally {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { AuthorizeOutcome, OperationOutcome, PaymentRequest, Processor } from '../src/processor/processor.js'
 import { ProcessorError } from '../src/processor/processor.js'
 import { Simulator } from '../src/processor/simulator.js'
@@ -22,6 +22,9 @@ class RemoteProcessor extends Simulator {
   /** the first authorization of each charge, and of each refund, waits until released, as one whose process died */
   holdFirst = false
   held = new Map<string, () => void>()
+  /** reversals wait until released, one after another, as a processor slow to answer them */
+  holdReversals = false
+  heldReversals: (() => void)[] = []
 
   async #taking<T>(call: () => Promise<T>): Promise<T> {
     this.inFlight++
@@ -60,6 +63,7 @@ class RemoteProcessor extends Simulator {
     return super.completeStep(...args)
   }
   override async reverse(chargeId: string): Promise<OperationOutcome> {
+    if (this.holdReversals) await new Promise<void>((resolve) => this.heldReversals.push(resolve))
     return this.#taking(() => this.#reverse(chargeId))
   }
   async #reverse(chargeId: string): Promise<OperationOutcome> {
@@ -84,6 +88,11 @@ beforeAll(async () => {
   t = await testApp({ testProcessor: processor })
 })
 afterAll(() => t.close())
+// a test that failed holding reversals must not hold every close after it
+afterEach(() => {
+  processor.holdReversals = false
+  for (const release of processor.heldReversals) release()
+})
 beforeEach(() => {
   processor.authorizeMode = 'answer'
   processor.reverseMode = 'answer'
@@ -92,6 +101,8 @@ beforeEach(() => {
   processor.mostInFlight = 0
   processor.holdFirst = false
   processor.held.clear()
+  processor.holdReversals = false
+  processor.heldReversals = []
 })
 
 async function charge(source: object = cardSource()) {
@@ -99,6 +110,9 @@ async function charge(source: object = cardSource()) {
   expect(src.status).toBe(200)
   return t.sk.post('/v2/charges/', { amount: 1500, currency: 'usd', source: src.body.id })
 }
+
+/** The reversals the service sent in the background after its answers, seen through. */
+const reversalsSent = () => t.app.services.charges.settled()
 
 /** The reversal still owed to the processor, as the store keeps it. */
 async function reversalOwed(id: string, db = t.db): Promise<boolean> {
@@ -128,6 +142,7 @@ describe('an authorization the processor never answered', () => {
       expect(c.body.status).toBe('failed')
       expect(c.body.failure_data.code).toBe(mode === 'timeout' ? 'processor_timeout' : 'processor_unavailable')
       expect(c.body.failure_data.next_steps).toMatch(/released/)
+      await reversalsSent()
       expect(processor.reversed).toEqual([c.body.id])
       expect(await reversalOwed(c.body.id)).toBe(false)
       // nothing is left for the sweep to send again
@@ -136,12 +151,49 @@ describe('an authorization the processor never answered', () => {
     })
   }
 
+  it('is answered without waiting for its reversal, which the store owes until the processor confirms it', async () => {
+    processor.authorizeMode = 'timeout'
+    processor.holdReversals = true
+    // a reversal awaited in the request would hold this answer until released
+    const c = await charge()
+    expect(c.body).toMatchObject({ status: 'failed', failure_data: { code: 'processor_timeout' } })
+    expect(processor.heldReversals).toHaveLength(1)
+    expect(processor.reversed).toEqual([])
+    expect(await reversalOwed(c.body.id)).toBe(true)
+    processor.heldReversals[0]?.()
+    await reversalsSent()
+    expect(processor.reversed).toEqual([c.body.id])
+    expect(await reversalOwed(c.body.id)).toBe(false)
+  })
+
+  it('an app that closes waits for the reversals under way rather than cutting them off', async () => {
+    processor.authorizeMode = 'timeout'
+    processor.holdReversals = true
+    const other = await testApp({ testProcessor: processor })
+    const src = await other.sk.post('/v2/sources/', cardSource())
+    const c = await other.sk.post('/v2/charges/', { amount: 700, currency: 'usd', source: src.body.id })
+    expect(c.body.status).toBe('failed')
+    expect(processor.heldReversals).toHaveLength(1)
+    let closed = false
+    const closing = other.app.close().then(() => {
+      closed = true
+    })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(closed).toBe(false)
+    processor.heldReversals[0]?.()
+    await closing
+    expect(processor.reversed).toEqual([c.body.id])
+    expect(await reversalOwed(c.body.id, other.db)).toBe(false)
+    await other.store.close()
+  })
+
   for (const mode of ['timeout', 'decline', 'nonsense', 'crash'] as const) {
     it(`a reversal that is not confirmed (${mode}) is sent again by the recovery sweep until it is`, async () => {
       processor.authorizeMode = 'timeout'
       processor.reverseMode = mode
       const c = await charge()
       expect(c.body.status).toBe('failed')
+      await reversalsSent()
       expect(processor.reversed).toEqual([c.body.id])
       expect(await reversalOwed(c.body.id)).toBe(true)
 
@@ -162,6 +214,7 @@ describe('an authorization the processor never answered', () => {
     processor.authorizeMode = 'timeout'
     processor.reverseMode = 'timeout'
     const c = await charge()
+    await reversalsSent()
     expect(await reversalOwed(c.body.id)).toBe(true)
     const got = await t.sk.get(`/v2/charges/${c.body.id}`)
     expect(got.body).toMatchObject({ status: 'failed', authorized: false, captured: false })
@@ -186,6 +239,7 @@ describe('an authorization the processor never answered', () => {
     processor.authorizeMode = 'timeout'
     const decided = await t.sk.post(`/v2/test/charges/${c.body.id}/authorize`, { decision: 'approve' })
     expect(decided.body).toMatchObject({ status: 'failed', failure_data: { code: 'processor_timeout' } })
+    await reversalsSent()
     expect(processor.reversed).toEqual([c.body.id])
     expect(await reversalOwed(c.body.id)).toBe(false)
   })
@@ -195,6 +249,7 @@ describe('an authorization the processor never answered', () => {
     const c = await charge()
     expect(c.body).toMatchObject({ status: 'failed', failure_data: { code: 'processor_unavailable' } })
     expect(c.body.failure_data.reason).toMatch(/refused the request/)
+    await reversalsSent()
     expect(processor.reversed).toEqual([])
     expect(await reversalOwed(c.body.id)).toBe(false)
   })
@@ -206,6 +261,7 @@ describe('an authorization the processor never answered', () => {
     expect(await t.app.services.charges.expireAbandoned(1000)).toBeGreaterThan(0)
     const expired = (await t.sk.get(`/v2/charges/${c.body.id}`)).body
     expect(expired).toMatchObject({ status: 'failed', failure_data: { code: 'payment_expired' } })
+    await reversalsSent()
     expect(processor.reversed).toEqual([c.body.id])
     expect(await reversalOwed(c.body.id)).toBe(false)
   })
@@ -214,6 +270,7 @@ describe('an authorization the processor never answered', () => {
     const c = await charge(cardSource({ number: '4000000000000002' }))
     expect(c.body.status).toBe('failed')
     expect(c.body.failure_data.code).toBe('card_declined')
+    await reversalsSent()
     expect(processor.reversed).toEqual([])
   })
 })
@@ -226,6 +283,7 @@ describe('a recovery sweep pass', () => {
     processor.reverseMode = 'timeout'
     const ids: string[] = []
     for (let i = 0; i < 4; i++) ids.push((await charge()).body.id)
+    await reversalsSent()
     for (const id of ids) expect(await reversalOwed(id)).toBe(true)
     processor.reverseMode = 'answer'
     processor.delayMs = 100
@@ -242,6 +300,7 @@ describe('a recovery sweep pass', () => {
     await t.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = ANY($1)", [ids])
     expect(await t.app.services.charges.expireAbandoned(1000)).toBeGreaterThanOrEqual(3)
     expect(processor.mostInFlight).toBeGreaterThanOrEqual(3)
+    await reversalsSent()
     for (const id of ids) {
       expect((await t.sk.get(`/v2/charges/${id}`)).body).toMatchObject({ status: 'failed' })
       expect(processor.reversed).toContain(id)

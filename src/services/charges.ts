@@ -353,8 +353,22 @@ export function chargeService(deps: ChargeDeps) {
     const { settled, view } = settleAuthorization(scope, charge, source, outcome, baseUrl)
     await recordOutcome(settled)
     events.stored(settled.event)
-    if (outcome.outcome === 'unknown') await reverseUnlearned(scope, charge.id)
+    // the reversal is owed in the store already: the charge is answered without waiting a second
+    // call timeout for it, and a process that dies meanwhile leaves it to the recovery sweep
+    if (outcome.outcome === 'unknown') track(reverseUnlearned(scope, charge.id))
     return view
+  }
+
+  /** Reversals sent in the background, for `settled` to wait on. */
+  const reversing = new Set<Promise<void>>()
+  function track(reversal: Promise<void>): void {
+    reversing.add(reversal)
+    void reversal.finally(() => reversing.delete(reversal))
+  }
+
+  /** Waits for the reversals under way: a closing app lets them finish rather than cut them off. */
+  async function settled(): Promise<void> {
+    while (reversing.size > 0) await Promise.all(reversing)
   }
 
   /**
@@ -919,6 +933,7 @@ export function chargeService(deps: ChargeDeps) {
     hostedAnswer,
     recoverInterrupted,
     expireAbandoned,
+    settled,
   }
 }
 
