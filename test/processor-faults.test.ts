@@ -8,7 +8,7 @@ import { cardSource, type TestApp, testApp } from './helpers/app.js'
  * A processor that authorizes like the simulator but whose capture, void and refund answer as a
  * test tells it: succeed, decline, time out or fail.
  */
-type Mode = 'succeed' | 'decline' | 'timeout' | 'fail'
+type Mode = 'succeed' | 'decline' | 'timeout' | 'fail' | 'refuse'
 class FaultyProcessor extends Simulator implements Processor {
   mode: Mode = 'succeed'
   calls = 0
@@ -16,6 +16,7 @@ class FaultyProcessor extends Simulator implements Processor {
     this.calls++
     if (this.mode === 'timeout') throw new ProcessorError('timeout', 'no answer')
     if (this.mode === 'fail') throw new ProcessorError('failed', 'HTTP 500')
+    if (this.mode === 'refuse') throw new ProcessorError('refused', 'HTTP 401')
     if (this.mode === 'decline') {
       return {
         outcome: 'declined',
@@ -42,6 +43,20 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
+/** A pass of the recovery sweep, as if its grace period had passed since the charge last moved. */
+async function sweep(id: string): Promise<void> {
+  await t.db.query("UPDATE charges SET updated_at = updated_at - interval '1 hour' WHERE id = $1", [id])
+  await t.app.services.charges.recoverInterrupted(1000).catch(() => {})
+}
+
+/** The types of a charge's events, newest first. */
+async function eventTypes(id: string): Promise<string[]> {
+  const events = (await t.sk.get('/v2/events/?limit=20')).body.data
+  return events
+    .filter((e: { data: { object: { id: string } } }) => e.data.object.id === id)
+    .map((e: { type: string }) => e.type)
+}
+
 async function authorized(capture = false) {
   processor.mode = 'succeed'
   const src = await t.sk.post('/v2/sources/', cardSource())
@@ -56,15 +71,20 @@ describe('capture and void when the processor misbehaves', () => {
     timeout: { status: 502, code: 'processor_error', type: 'api_error' },
     fail: { status: 502, code: 'processor_error', type: 'api_error' },
   } as const
-  for (const mode of ['decline', 'timeout', 'fail'] as const) {
-    it(`a ${mode} leaves the charge as it was (${expected[mode].status}) and a later capture succeeds`, async () => {
+  for (const mode of ['decline', 'refuse'] as const) {
+    it(`a ${mode} leaves the charge as it was and a later capture succeeds`, async () => {
       const c = await authorized()
       processor.mode = mode
+      const status = mode === 'decline' ? 400 : 502
       const cap = await t.sk.post(`/v2/charges/${c.id}/capture`, { amount: 400 })
-      expect(cap.status).toBe(expected[mode].status)
-      expect(cap.body.error).toMatchObject({ code: expected[mode].code, type: expected[mode].type })
+      expect(cap.status).toBe(status)
+      expect(cap.body.error).toMatchObject(
+        mode === 'decline'
+          ? { code: 'processor_declined', type: 'card_error' }
+          : { code: 'processor_error', type: 'api_error', message: expect.stringMatching(/nothing changed/) },
+      )
       const v = await t.sk.post(`/v2/charges/${c.id}/void`)
-      expect(v.status).toBe(expected[mode].status)
+      expect(v.status).toBe(status)
       const now = (await t.sk.get(`/v2/charges/${c.id}`)).body
       expect(now).toMatchObject({ status: 'succeeded', authorized: true, captured: false, amount: 1000 })
       processor.mode = 'succeed'
@@ -73,7 +93,60 @@ describe('capture and void when the processor misbehaves', () => {
         amount: 400,
       })
     })
+  }
 
+  // the processor may have captured or voided all the same: the operation stays under way and is
+  // sent again until it is answered, never let go as if nothing had happened
+  for (const mode of ['timeout', 'fail'] as const) {
+    it(`a capture given no answer (${mode}) stays under way until the recovery sweep has it answered`, async () => {
+      const c = await authorized()
+      processor.mode = mode
+      const cap = await t.sk.post(`/v2/charges/${c.id}/capture`, { amount: 400 })
+      expect(cap.status).toBe(502)
+      expect(cap.body.error).toMatchObject({
+        code: 'processor_error',
+        type: 'api_error',
+        message: expect.stringMatching(/sent again/),
+      })
+      // nothing else starts on the charge meanwhile
+      const v = await t.sk.post(`/v2/charges/${c.id}/void`)
+      expect(v.body.error).toMatchObject({
+        code: 'charge_not_voidable',
+        message: 'A capturing charge cannot be voided',
+      })
+      const again = await t.sk.post(`/v2/charges/${c.id}/capture`)
+      expect(again.body.error.code).toBe('charge_not_capturable')
+      expect((await t.sk.get(`/v2/charges/${c.id}`)).body).toMatchObject({ captured: false, amount: 1000 })
+
+      // still no answer: still under way
+      await sweep(c.id)
+      expect((await t.sk.get(`/v2/charges/${c.id}`)).body.captured).toBe(false)
+      expect((await t.sk.post(`/v2/charges/${c.id}/void`)).status).toBe(400)
+
+      processor.mode = 'succeed'
+      const calls = processor.calls
+      await sweep(c.id)
+      expect(processor.calls).toBe(calls + 1)
+      expect((await t.sk.get(`/v2/charges/${c.id}`)).body).toMatchObject({ captured: true, amount: 400 })
+      expect(await eventTypes(c.id)).toEqual(['charge.captured', 'charge.succeeded'])
+      await sweep(c.id)
+      expect(processor.calls).toBe(calls + 1)
+    })
+
+    it(`a void given no answer (${mode}) stays under way until the recovery sweep has it answered`, async () => {
+      const c = await authorized()
+      processor.mode = mode
+      const v = await t.sk.post(`/v2/charges/${c.id}/void`)
+      expect(v.status).toBe(502)
+      expect((await t.sk.post(`/v2/charges/${c.id}/capture`)).body.error.code).toBe('charge_not_capturable')
+      processor.mode = 'succeed'
+      await sweep(c.id)
+      expect((await t.sk.get(`/v2/charges/${c.id}`)).body).toMatchObject({ status: 'voided', authorized: false })
+      expect(await eventTypes(c.id)).toEqual(['charge.voided', 'charge.succeeded'])
+    })
+  }
+
+  for (const mode of ['decline', 'timeout', 'fail'] as const) {
     // a refusal is an answer and is kept for its key, as a declined charge is; a processor's
     // fault is not, so the same key runs the operation again
     it(`after a ${mode}, a retry with a key that was not given an answer runs the operation again`, async () => {

@@ -587,14 +587,23 @@ export function chargeService(deps: ChargeDeps) {
   }
 
   /**
-   * The processor failed: the operation did not happen; the charge is as it was. Its key is let go
-   * with it, so a retry with the same Idempotency-Key runs the operation again instead of being
-   * taken for the retry of one that is under way.
+   * A capture or void the processor gave no answer to. It may have acted all the same, so the
+   * operation stays under way, named on the charge with its key: the recovery sweep sends it
+   * again (the authorization's reference makes that safe) until the processor answers, and a
+   * retry with the same Idempotency-Key sends it at once. Only a processor that refused the
+   * request (4xx) surely did nothing, and a fault of the service's own did nothing at the
+   * processor; then the charge is let go as it was, with its key.
    */
-  async function abandon(id: string, err: unknown): Promise<never> {
+  async function unanswered(id: string, what: string, err: unknown): Promise<never> {
+    if (err instanceof ProcessorError && err.kind !== 'refused') {
+      throw new AppError(
+        'processor_error',
+        `The payment processor gave no answer to the ${what} (${err.kind}); it is sent again in the background until it answers, and the charge then shows the outcome`,
+      )
+    }
     await charges.patchCharge(db, id, { processing: null, operation_key: null })
     if (err instanceof ProcessorError) {
-      throw new AppError('processor_error', `The payment processor failed (${err.kind}); nothing changed, retry later`)
+      throw new AppError('processor_error', `The payment processor refused the ${what} request; nothing changed`)
     }
     throw err
   }
@@ -613,7 +622,7 @@ export function chargeService(deps: ChargeDeps) {
     try {
       outcome = await processorFor(scope.livemode).capture(row.processor_ref ?? '', amount, row.currency)
     } catch (err) {
-      return abandon(row.id, err)
+      return unanswered(row.id, 'capture', err)
     }
     if (outcome.outcome === 'declined') return declinedOperation(row.id, 'capture', outcome.failure)
     return db.transaction(async (tx) => {
@@ -627,7 +636,7 @@ export function chargeService(deps: ChargeDeps) {
     try {
       outcome = await processorFor(scope.livemode).void(row.processor_ref ?? '')
     } catch (err) {
-      return abandon(row.id, err)
+      return unanswered(row.id, 'void', err)
     }
     if (outcome.outcome === 'declined') return declinedOperation(row.id, 'void', outcome.failure)
     return db.transaction(async (tx) => {
