@@ -44,6 +44,13 @@ const SERVICE_NODE_ARGS = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter
 // where the services' own output goes as well (`--trace-gc` in BENCH_SERVICE_NODE_ARGS, say)
 const SERVICE_OUTPUT = process.env.BENCH_SERVICE_OUTPUT
 
+// A run that fails part way (a service that does not start) must not leave the bare route or a
+// service behind: the next run would find its port taken.
+const children = new Set<ChildProcess>()
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+})
+
 function start(cmd: string[], env: Record<string, string>): Promise<Server> {
   return new Promise((resolve, reject) => {
     const args = cmd[0]?.endsWith('cli.js') ? [...SERVICE_NODE_ARGS, ...cmd] : cmd
@@ -53,6 +60,8 @@ function start(cmd: string[], env: Record<string, string>): Promise<Server> {
       env: { ...process.env, LOG_LEVEL: 'warn', JACKDAW_RATE_LIMIT: '1000000000', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
+    children.add(child)
+    child.on('exit', () => children.delete(child))
     let out = ''
     let started = false
     const onData = (d: Buffer) => {

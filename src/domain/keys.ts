@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto'
+import { hash, randomInt } from 'node:crypto'
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 
@@ -34,7 +34,7 @@ export function parseApiKey(key: string): ParsedKey | undefined {
 
 /** Keys carry 190 bits of randomness, so a fast unsalted hash is enough to keep them unreadable. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex')
+  return hash('sha256', key)
 }
 
 export function keyHint(key: string): string {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { type TestCardOutcome, testCard } from '../domain/card.js'
 import type {
   AuthorizeOutcome,
@@ -75,7 +75,7 @@ function failure(f: Omit<FailureData, 'provider_response'>, extra: Record<string
 }
 
 function reference(req: PaymentRequest): string {
-  return `sim_${createHash('sha256').update(req.chargeId).digest('hex').slice(0, 24)}`
+  return `sim_${hash('sha256', req.chargeId).slice(0, 24)}`
 }
 
 /**
@@ -169,11 +169,11 @@ export class Simulator implements Processor {
 }
 
 function linkedAccount(req: PaymentRequest): LinkedBankAccount {
-  const digits = createHash('sha256').update(req.chargeId).digest('hex').replace(/[a-f]/g, '').padEnd(4, '7')
+  const digits = hash('sha256', req.chargeId).replace(/[a-f]/g, '').padEnd(4, '7')
   const expires = new Date()
   expires.setUTCFullYear(expires.getUTCFullYear() + 1)
   return {
-    reference_id: `bnk_${createHash('sha256').update(`link:${req.chargeId}`).digest('hex').slice(0, 24)}`,
+    reference_id: `bnk_${hash('sha256', `link:${req.chargeId}`).slice(0, 24)}`,
     bank_type: 'transfer_a',
     bank_code: 'JDTB',
     account_name: req.holderName ?? 'Test Account Holder',

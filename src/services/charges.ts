@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 import { timingSafeEqualText, type Vault } from '../crypto/vault.js'
 import {
   type ChargeState,
@@ -259,7 +259,7 @@ export function chargeService(deps: ChargeDeps) {
   function actionFor(step: PayerStep, chargeId: string, token: string, baseUrl: string): StoredAction {
     if (step === 'otp') {
       // derived one way from the token, so the confirmation id never gives away part of it
-      const confirmation = createHash('sha256').update(`confirmation:${token}`).digest('hex').slice(0, 24)
+      const confirmation = hash('sha256', `confirmation:${token}`).slice(0, 24)
       return { type: 'verify_otp', confirmation_id: `conf_${confirmation}`, step }
     }
     return { type: 'redirect_to_url', url: `${baseUrl}/v2/hosted/charges/${chargeId}?token=${token}`, step }
