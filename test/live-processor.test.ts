@@ -1,5 +1,5 @@
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import net, { type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../src/config.js'
 import { liveProcessorOf } from '../src/main.js'
@@ -26,11 +26,23 @@ let t: TestApp
 let down: TestApp
 let noLive: TestApp
 
+/**
+ * An address nothing listens on, so a connection to it is refused: one the system handed out and
+ * took back. (Port 9 would not do: fetch refuses it before connecting, as a port it never uses.)
+ */
+async function refusingAddress(): Promise<string> {
+  const server = net.createServer()
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const { port } = server.address() as AddressInfo
+  await new Promise((r) => server.close(r))
+  return `http://127.0.0.1:${port}`
+}
+
 beforeAll(async () => {
   const address = await processor.listen({ port: 0, host: '127.0.0.1' })
   t = await testApp({ liveProcessor: new HttpProcessor(address, SECRET, 2_000) })
   // a port nothing listens on: the processor is unreachable
-  down = await testApp({ liveProcessor: new HttpProcessor('http://127.0.0.1:9', SECRET, 2_000) })
+  down = await testApp({ liveProcessor: new HttpProcessor(await refusingAddress(), SECRET, 2_000) })
   noLive = await testApp()
 })
 afterAll(async () => {
@@ -93,10 +105,14 @@ describe('live mode through a processor reached over HTTP', () => {
     const c = await liveCharge(down, cardSource())
     expect(c.status).toBe(201)
     expect(c.body.status).toBe('failed')
-    expect(c.body.failure_data.code).toBe('processor_unavailable')
-    // the reversal could not be sent either: it is owed, for the recovery sweep
+    expect(c.body.failure_data).toMatchObject({
+      code: 'processor_unavailable',
+      reason: 'The payment processor could not be reached',
+      provider_response: { error: 'unreachable' },
+    })
+    // no connection was made, so the request never left: nothing can be held there to reverse
     await down.app.services.charges.settled()
-    expect((await down.db.query(OWED, [c.body.id])).rows[0]).toEqual({ owed: true })
+    expect((await down.db.query(OWED, [c.body.id])).rows[0]).toEqual({ owed: false })
     // the source was consumed by the failed attempt, as a declined card's would be
     const again = await down.skLive.post('/v2/charges/', { amount: 1, currency: 'eur', source: c.body.source.id })
     expect(again.body.error.code).toBe('source_used')
@@ -168,6 +184,27 @@ describe('the way to the live processor', () => {
     expect(liveProcessorOf(grace('10001'))).toBeInstanceOf(HttpProcessor)
     // without a live processor there is no call to outlast
     expect(liveProcessorOf(parseConfig({ JACKDAW_RECOVERY_GRACE_MS: '100' }))).toBeUndefined()
+  })
+
+  it('tells a connection never made from one that broke after the request was sent', async () => {
+    const never = new HttpProcessor(await refusingAddress(), SECRET, 2_000)
+    await expect(never.capture('ref', 100, 'usd')).rejects.toMatchObject({ kind: 'unreachable', didNothing: true })
+    // reads the whole request, then hangs up without an answer: it may have acted on it
+    let received = 0
+    const hangsUp = net.createServer((socket) => {
+      socket.once('data', () => {
+        received++
+        socket.destroy()
+      })
+    })
+    await new Promise<void>((r) => hangsUp.listen(0, '127.0.0.1', r))
+    try {
+      const broke = new HttpProcessor(`http://127.0.0.1:${(hangsUp.address() as AddressInfo).port}`, SECRET, 2_000)
+      await expect(broke.capture('ref', 100, 'usd')).rejects.toMatchObject({ kind: 'unavailable', didNothing: false })
+      expect(received).toBe(1)
+    } finally {
+      hangsUp.close()
+    }
   })
 
   it('a redirect from it is an answer: the card is not sent on to another address', async () => {

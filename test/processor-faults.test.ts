@@ -8,7 +8,7 @@ import { cardSource, type TestApp, testApp } from './helpers/app.js'
  * A processor that authorizes like the simulator but whose capture, void and refund answer as a
  * test tells it: succeed, decline, time out or fail.
  */
-type Mode = 'succeed' | 'decline' | 'timeout' | 'fail' | 'refuse'
+type Mode = 'succeed' | 'decline' | 'timeout' | 'fail' | 'refuse' | 'unreachable'
 class FaultyProcessor extends Simulator implements Processor {
   mode: Mode = 'succeed'
   calls = 0
@@ -17,6 +17,7 @@ class FaultyProcessor extends Simulator implements Processor {
     if (this.mode === 'timeout') throw new ProcessorError('timeout', 'no answer')
     if (this.mode === 'fail') throw new ProcessorError('failed', 'HTTP 500')
     if (this.mode === 'refuse') throw new ProcessorError('refused', 'HTTP 401')
+    if (this.mode === 'unreachable') throw new ProcessorError('unreachable', 'fetch failed (ECONNREFUSED)')
     if (this.mode === 'decline') {
       return {
         outcome: 'declined',
@@ -71,8 +72,12 @@ describe('capture and void when the processor misbehaves', () => {
     timeout: { status: 502, code: 'processor_error', type: 'api_error' },
     fail: { status: 502, code: 'processor_error', type: 'api_error' },
   } as const
-  for (const mode of ['decline', 'refuse'] as const) {
-    it(`a ${mode} leaves the charge as it was and a later capture succeeds`, async () => {
+  const didNothing = {
+    refuse: /refused the capture request; nothing changed/,
+    unreachable: /could not be reached for the capture; nothing changed/,
+  }
+  for (const mode of ['decline', 'refuse', 'unreachable'] as const) {
+    it(`${mode}: the charge is left as it was and a later capture succeeds`, async () => {
       const c = await authorized()
       processor.mode = mode
       const status = mode === 'decline' ? 400 : 502
@@ -81,7 +86,7 @@ describe('capture and void when the processor misbehaves', () => {
       expect(cap.body.error).toMatchObject(
         mode === 'decline'
           ? { code: 'processor_declined', type: 'card_error' }
-          : { code: 'processor_error', type: 'api_error', message: expect.stringMatching(/nothing changed/) },
+          : { code: 'processor_error', type: 'api_error', message: expect.stringMatching(didNothing[mode]) },
       )
       const v = await t.sk.post(`/v2/charges/${c.id}/void`)
       expect(v.status).toBe(status)

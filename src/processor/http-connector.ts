@@ -16,6 +16,20 @@ import { ProcessorError } from './processor.js'
 /** How long a call to the processor may take before its outcome is taken as unknown. */
 export const PROCESSOR_CALL_TIMEOUT_MS = 10_000
 
+/**
+ * Failures of fetch that come before any connection is made, so before any byte of the request
+ * leaves: refused (nothing listens), no such host, or no connection within undici's connect
+ * timeout. A connection that broke once made (ECONNRESET, a closed socket) is not among them: the
+ * request may have arrived.
+ */
+const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT'])
+
+/** The system's or undici's code for why a fetch failed (`ECONNREFUSED`), when it gives one. */
+function failureCode(err: unknown): string | undefined {
+  const cause = err instanceof Error ? (err.cause as { code?: unknown } | undefined) : undefined
+  return typeof cause?.code === 'string' ? cause.code : undefined
+}
+
 export class HttpProcessor implements Processor {
   constructor(
     private readonly baseUrl: string,
@@ -36,7 +50,9 @@ export class HttpProcessor implements Processor {
       })
     } catch (err) {
       const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')
-      throw new ProcessorError(timedOut ? 'timeout' : 'unavailable', `processor ${path}: ${(err as Error).message}`)
+      const code = failureCode(err)
+      const kind = timedOut ? 'timeout' : code && NEVER_CONNECTED.has(code) ? 'unreachable' : 'unavailable'
+      throw new ProcessorError(kind, `processor ${path}: ${(err as Error).message}${code ? ` (${code})` : ''}`)
     }
     if (res.status === 504) throw new ProcessorError('timeout', `processor ${path}: upstream timeout`)
     if (res.status >= 400 && res.status < 500)

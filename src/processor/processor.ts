@@ -88,16 +88,23 @@ export interface Processor {
 }
 
 /**
- * No outcome from the processor. `timeout`, `unavailable` (not reached, or the connection broke)
- * and `failed` (a 5xx, or an answer that is not one): what it did is unknown. `refused`: it
- * answered that it did not take the request (a 4xx), so it did nothing.
+ * No outcome from the processor. `timeout`, `unavailable` (the connection broke, or failed in a
+ * way that does not say whether the request left) and `failed` (a 5xx, or an answer that is not
+ * one): what it did is unknown. `refused`: it answered that it did not take the request (a 4xx);
+ * `unreachable`: no connection was ever made (refused, no such host, none in time), so the request
+ * never left. Either way it did nothing.
  */
 export class ProcessorError extends Error {
   constructor(
-    readonly kind: 'timeout' | 'unavailable' | 'failed' | 'refused',
+    readonly kind: 'timeout' | 'unavailable' | 'failed' | 'refused' | 'unreachable',
     message: string,
   ) {
     super(message)
     this.name = 'ProcessorError'
+  }
+
+  /** The processor surely did nothing with the request. */
+  get didNothing(): boolean {
+    return this.kind === 'refused' || this.kind === 'unreachable'
   }
 }

@@ -63,6 +63,7 @@ const PROCESSOR_FAULT: Record<ProcessorError['kind'], string> = {
   unavailable: 'could not be reached',
   failed: 'could not be reached',
   refused: 'refused the request',
+  unreachable: 'could not be reached',
 }
 
 /**
@@ -414,7 +415,8 @@ export function chargeService(deps: ChargeDeps) {
 
   /**
    * An authorization the processor gave no answer to. One that decides in process cannot have
-   * done anything meanwhile, nor one that refused the request, so the charge is simply declined;
+   * done anything meanwhile, nor one that refused the request or was never reached, so the charge
+   * is simply declined;
    * any other may have authorized it, so the charge fails and the authorization is reversed.
    */
   function processorFailure(processor: Processor, err: ProcessorError): Learned {
@@ -424,7 +426,7 @@ export function chargeService(deps: ChargeDeps) {
       next_steps: 'Retry with a new source; nothing is taken, and any amount the processor held is released',
       provider_response: { error: err.kind },
     }
-    const didNothing = holdsNothing(processor) || err.kind === 'refused'
+    const didNothing = holdsNothing(processor) || err.didNothing
     return didNothing ? { outcome: 'declined', failure } : { outcome: 'unknown', failure }
   }
 
@@ -591,11 +593,11 @@ export function chargeService(deps: ChargeDeps) {
    * operation stays under way, named on the charge with its key: the recovery sweep sends it
    * again (the authorization's reference makes that safe) until the processor answers, and a
    * retry with the same Idempotency-Key sends it at once. Only a processor that refused the
-   * request (4xx) surely did nothing, and a fault of the service's own did nothing at the
-   * processor; then the charge is let go as it was, with its key.
+   * request (4xx) or was never reached surely did nothing, and a fault of the service's own did
+   * nothing at the processor; then the charge is let go as it was, with its key.
    */
   async function unanswered(id: string, what: string, err: unknown): Promise<never> {
-    if (err instanceof ProcessorError && err.kind !== 'refused') {
+    if (err instanceof ProcessorError && !err.didNothing) {
       throw new AppError(
         'processor_error',
         `The payment processor gave no answer to the ${what} (${err.kind}); it is sent again in the background until it answers, and the charge then shows the outcome`,
@@ -603,7 +605,8 @@ export function chargeService(deps: ChargeDeps) {
     }
     await charges.patchCharge(db, id, { processing: null, operation_key: null })
     if (err instanceof ProcessorError) {
-      throw new AppError('processor_error', `The payment processor refused the ${what} request; nothing changed`)
+      const fault = err.kind === 'refused' ? `refused the ${what} request` : `could not be reached for the ${what}`
+      throw new AppError('processor_error', `The payment processor ${fault}; nothing changed`)
     }
     throw err
   }
