@@ -416,8 +416,8 @@ export function chargeService(deps: ChargeDeps) {
   /**
    * An authorization the processor gave no answer to. One that decides in process cannot have
    * done anything meanwhile, nor one that refused the request or was never reached, so the charge
-   * is simply declined;
-   * any other may have authorized it, so the charge fails and the authorization is reversed.
+   * is simply declined; any other may have authorized it, so the charge fails and the
+   * authorization is reversed.
    */
   function processorFailure(processor: Processor, err: ProcessorError): Learned {
     const failure = {
