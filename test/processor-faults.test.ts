@@ -100,6 +100,24 @@ describe('capture and void when the processor misbehaves', () => {
     })
   }
 
+  it('a capture sent again and refused or not reached stays under way: the first call may have captured', async () => {
+    const c = await authorized()
+    processor.mode = 'timeout'
+    expect((await t.sk.post(`/v2/charges/${c.id}/capture`, { amount: 400 })).status).toBe(502)
+    for (const mode of ['unreachable', 'refuse'] as const) {
+      processor.mode = mode
+      await sweep(c.id)
+      expect((await t.sk.post(`/v2/charges/${c.id}/void`)).body.error.code).toBe('charge_not_voidable')
+      expect((await t.sk.get(`/v2/charges/${c.id}`)).body).toMatchObject({ captured: false, status: 'succeeded' })
+    }
+    processor.mode = 'succeed'
+    processor.calls = 0
+    await sweep(c.id)
+    expect(processor.calls).toBe(1)
+    expect((await t.sk.get(`/v2/charges/${c.id}`)).body).toMatchObject({ captured: true, amount: 400 })
+    expect(await eventTypes(c.id)).toEqual(['charge.captured', 'charge.succeeded'])
+  })
+
   // the processor may have captured or voided all the same: the operation stays under way and is
   // sent again until it is answered, never let go as if nothing had happened
   for (const mode of ['timeout', 'fail'] as const) {

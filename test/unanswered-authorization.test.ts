@@ -9,7 +9,16 @@ import { buildApp, cardSource, REDIRECT, type TestApp, testApp } from './helpers
  * answered. It authorizes like the simulator unless told to leave authorizations or payers'
  * answers unanswered, and records every reversal asked of it.
  */
-type Answer = 'answer' | 'timeout' | 'unavailable' | 'fail' | 'refuse' | 'decline' | 'nonsense' | 'crash'
+type Answer =
+  | 'answer'
+  | 'timeout'
+  | 'unavailable'
+  | 'fail'
+  | 'refuse'
+  | 'unreachable'
+  | 'decline'
+  | 'nonsense'
+  | 'crash'
 class RemoteProcessor extends Simulator {
   override readonly decidesInProcess = false
   authorizeMode: Answer = 'answer'
@@ -42,6 +51,7 @@ class RemoteProcessor extends Simulator {
     if (mode === 'unavailable') throw new ProcessorError('unavailable', 'connection reset')
     if (mode === 'fail') throw new ProcessorError('failed', 'HTTP 500')
     if (mode === 'refuse') throw new ProcessorError('refused', 'HTTP 401')
+    if (mode === 'unreachable') throw new ProcessorError('unreachable', 'fetch failed (ECONNREFUSED)')
     return undefined
   }
   override async authorize(req: PaymentRequest): Promise<AuthorizeOutcome> {
@@ -244,15 +254,52 @@ describe('an authorization the processor never answered', () => {
     expect(await reversalOwed(c.body.id)).toBe(false)
   })
 
-  it('a processor that refused the request (4xx) did nothing: the charge fails with nothing to reverse', async () => {
-    processor.authorizeMode = 'refuse'
-    const c = await charge()
-    expect(c.body).toMatchObject({ status: 'failed', failure_data: { code: 'processor_unavailable' } })
-    expect(c.body.failure_data.reason).toMatch(/refused the request/)
-    await reversalsSent()
-    expect(processor.reversed).toEqual([])
-    expect(await reversalOwed(c.body.id)).toBe(false)
-  })
+  for (const [mode, reason] of [
+    ['refuse', /refused the request/],
+    ['unreachable', /could not be reached/],
+  ] as const) {
+    it(`a processor that ${mode === 'refuse' ? 'refused the request (4xx)' : 'was never reached'} did nothing: the charge fails with nothing to reverse`, async () => {
+      processor.authorizeMode = mode
+      const c = await charge()
+      expect(c.body).toMatchObject({ status: 'failed', failure_data: { code: 'processor_unavailable' } })
+      expect(c.body.failure_data.reason).toMatch(reason)
+      await reversalsSent()
+      expect(processor.reversed).toEqual([])
+      expect(await reversalOwed(c.body.id)).toBe(false)
+    })
+  }
+
+  // an earlier call may have reached the processor: a refusal of the later one says nothing of it
+  for (const mode of ['refuse', 'unreachable'] as const) {
+    it(`an interrupted authorization sent again and met by ${mode} fails the charge and is reversed`, async () => {
+      processor.holdFirst = true
+      const src = await t.sk.post('/v2/sources/', cardSource())
+      const stalled = t.sk.post('/v2/charges/', { amount: 1500, currency: 'usd', source: src.body.id })
+      while (processor.held.size < 1) await new Promise((resolve) => setTimeout(resolve, 10))
+      const [id] = [...processor.held.keys()] as [string]
+      processor.authorizeMode = mode
+      await t.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = $1", [id])
+      await t.app.services.charges.recoverInterrupted(1000)
+      await reversalsSent()
+      expect((await t.sk.get(`/v2/charges/${id}`)).body).toMatchObject({
+        status: 'failed',
+        failure_data: { code: 'processor_unavailable' },
+      })
+      expect(processor.reversed).toEqual([id])
+      for (const release of processor.held.values()) release()
+      expect((await stalled).body.status).toBe('failed')
+    })
+
+    it(`a payer's answer met by ${mode} fails the charge and reverses the step the processor began`, async () => {
+      const c = await charge({ type: 'wallet_b', redirect: REDIRECT })
+      expect(c.body.status).toBe('pending')
+      processor.authorizeMode = mode
+      const decided = await t.sk.post(`/v2/test/charges/${c.body.id}/authorize`, { decision: 'approve' })
+      expect(decided.body).toMatchObject({ status: 'failed', failure_data: { code: 'processor_unavailable' } })
+      await reversalsSent()
+      expect(processor.reversed).toEqual([c.body.id])
+    })
+  }
 
   it('a charge whose payer abandoned a step the processor began is reversed when it expires', async () => {
     const c = await charge({ type: 'wallet_b', redirect: REDIRECT })

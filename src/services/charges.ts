@@ -415,26 +415,32 @@ export function chargeService(deps: ChargeDeps) {
 
   /**
    * An authorization the processor gave no answer to. One that decides in process cannot have
-   * done anything meanwhile, nor one that refused the request or was never reached, so the charge
-   * is simply declined; any other may have authorized it, so the charge fails and the
-   * authorization is reversed.
+   * done anything meanwhile; nor one that refused the request or was never reached, when this was
+   * the first call for the charge: then the charge is simply declined. Any other may have
+   * authorized it, so the charge fails and the authorization is reversed. `repeated`: an earlier
+   * call for the charge may have reached the processor (a repeat after a process died, a payer's
+   * answer to a step it began), so a refusal of this one says nothing of what it holds.
    */
-  function processorFailure(processor: Processor, err: ProcessorError): Learned {
+  function processorFailure(processor: Processor, err: ProcessorError, repeated = false): Learned {
     const failure = {
       code: err.kind === 'timeout' ? 'processor_timeout' : 'processor_unavailable',
       reason: `The payment processor ${PROCESSOR_FAULT[err.kind]}`,
       next_steps: 'Retry with a new source; nothing is taken, and any amount the processor held is released',
       provider_response: { error: err.kind },
     }
-    const didNothing = holdsNothing(processor) || err.didNothing
+    const didNothing = holdsNothing(processor) || (err.didNothing && !repeated)
     return didNothing ? { outcome: 'declined', failure } : { outcome: 'unknown', failure }
   }
 
-  async function callAuthorize<T>(processor: Processor, call: () => Promise<T>): Promise<T | Learned> {
+  async function callAuthorize<T>(
+    processor: Processor,
+    call: () => Promise<T>,
+    repeated = false,
+  ): Promise<T | Learned> {
     try {
       return await call()
     } catch (err) {
-      if (err instanceof ProcessorError) return processorFailure(processor, err)
+      if (err instanceof ProcessorError) return processorFailure(processor, err, repeated)
       throw err
     }
   }
@@ -592,12 +598,13 @@ export function chargeService(deps: ChargeDeps) {
    * A capture or void the processor gave no answer to. It may have acted all the same, so the
    * operation stays under way, named on the charge with its key: the recovery sweep sends it
    * again (the authorization's reference makes that safe) until the processor answers, and a
-   * retry with the same Idempotency-Key sends it at once. Only a processor that refused the
-   * request (4xx) or was never reached surely did nothing, and a fault of the service's own did
-   * nothing at the processor; then the charge is let go as it was, with its key.
+   * retry with the same Idempotency-Key sends it at once. Only a first call that the processor
+   * refused (4xx) or that never reached it surely did nothing, and a fault of the service's own did
+   * nothing at the processor; then the charge is let go as it was, with its key. A `repeated` call
+   * follows one that may have reached the processor: its refusal says nothing of that one.
    */
-  async function unanswered(id: string, what: string, err: unknown): Promise<never> {
-    if (err instanceof ProcessorError && !err.didNothing) {
+  async function unanswered(id: string, what: string, err: unknown, repeated: boolean): Promise<never> {
+    if (err instanceof ProcessorError && (repeated || !err.didNothing)) {
       throw new AppError(
         'processor_error',
         `The payment processor gave no answer to the ${what} (${err.kind}); it is sent again in the background until it answers, and the charge then shows the outcome`,
@@ -620,12 +627,12 @@ export function chargeService(deps: ChargeDeps) {
   /** `capture:<amount>`: the intent names the amount, so a recovery can finish it. */
   const captureIntent = (amount: number) => `capture:${amount}`
 
-  async function runCapture(scope: Scope, row: ChargeRow, amount: number): Promise<ChargeView> {
+  async function runCapture(scope: Scope, row: ChargeRow, amount: number, repeated: boolean): Promise<ChargeView> {
     let outcome: Awaited<ReturnType<Processor['capture']>>
     try {
       outcome = await processorFor(scope.livemode).capture(row.processor_ref ?? '', amount, row.currency)
     } catch (err) {
-      return unanswered(row.id, 'capture', err)
+      return unanswered(row.id, 'capture', err, repeated)
     }
     if (outcome.outcome === 'declined') return declinedOperation(row.id, 'capture', outcome.failure)
     return db.transaction(async (tx) => {
@@ -634,12 +641,12 @@ export function chargeService(deps: ChargeDeps) {
     })
   }
 
-  async function runVoid(scope: Scope, row: ChargeRow): Promise<ChargeView> {
+  async function runVoid(scope: Scope, row: ChargeRow, repeated: boolean): Promise<ChargeView> {
     let outcome: Awaited<ReturnType<Processor['void']>>
     try {
       outcome = await processorFor(scope.livemode).void(row.processor_ref ?? '')
     } catch (err) {
-      return unanswered(row.id, 'void', err)
+      return unanswered(row.id, 'void', err, repeated)
     }
     if (outcome.outcome === 'declined') return declinedOperation(row.id, 'void', outcome.failure)
     return db.transaction(async (tx) => {
@@ -659,13 +666,13 @@ export function chargeService(deps: ChargeDeps) {
     if (resumed) return finishInterrupted(scope, row, '')
     const toCapture = amount ?? row.amount
     if (amount === undefined) await charges.patchCharge(db, id, { processing: captureIntent(toCapture) })
-    return runCapture(scope, row, toCapture)
+    return runCapture(scope, row, toCapture, false)
   }
 
   async function voidCharge(scope: Scope, id: string, key?: string): Promise<ChargeView> {
     const { row, resumed } = await begin(scope, id, 'void', (c) => refuse(canVoid(c)), key)
     if (resumed) return finishInterrupted(scope, row, '')
-    return runVoid(scope, row)
+    return runVoid(scope, row, false)
   }
 
   /**
@@ -746,11 +753,18 @@ export function chargeService(deps: ChargeDeps) {
     if (op === 'authorize' && !row.action) {
       const source = (await sources.getSource(db, scope, row.source_id)) as SourceRow
       const processor = processorFor(scope.livemode)
-      const outcome = await callAuthorize(processor, async () => processor.authorize(await paymentRequest(row, source)))
+      const outcome = await callAuthorize(
+        processor,
+        async () => processor.authorize(await paymentRequest(row, source)),
+        true,
+      )
       return applyAuthorization(scope, row, source, outcome, url)
     }
-    if (op.startsWith('capture:')) return runCapture(scope, row, Number(op.slice('capture:'.length)) || row.amount)
-    if (op === 'void') return runVoid(scope, row)
+    // the operation was begun before: its first call may have reached the processor
+    if (op.startsWith('capture:')) {
+      return runCapture(scope, row, Number(op.slice('capture:'.length)) || row.amount, true)
+    }
+    if (op === 'void') return runVoid(scope, row, true)
     return load(db, await charges.patchCharge(db, row.id, { processing: null }))
   }
 
@@ -828,7 +842,7 @@ export function chargeService(deps: ChargeDeps) {
         await charges.patchCharge(db, id, { processing: null })
         throw err
       }
-      outcome = processorFailure(processor, err)
+      outcome = processorFailure(processor, err, true)
     }
     if (outcome.outcome === 'otp_invalid') {
       const attempts = row.otp_attempts + 1
