@@ -189,7 +189,7 @@ describe('the way to the live processor', () => {
   it('tells a connection never made from one that broke after the request was sent', async () => {
     const never = new HttpProcessor(await refusingAddress(), SECRET, 2_000)
     await expect(never.capture('ref', 100, 'usd')).rejects.toMatchObject({ kind: 'unreachable', didNothing: true })
-    // reads the whole request, then hangs up without an answer: it may have acted on it
+    // takes the request's first bytes, then hangs up without an answer: it may have acted on it
     let received = 0
     const hangsUp = net.createServer((socket) => {
       socket.once('data', () => {
