@@ -88,7 +88,7 @@ describe('upgrading a store with payments in it', () => {
     expect(listed[0]?.data.object).toEqual(captured.body)
   })
 
-  it('still refuses a source type, a charge or refund status outside the closed set, more refunded than charged, or a charge without its source', async () => {
+  it('still refuses a source type, a charge or refund status outside the closed set, more refunded than charged, or a refund without its charge', async () => {
     const source = before[4] as Json
     await expect(store.db.query('UPDATE sources SET type = $2 WHERE id = $1', [source.id, 'wallet_z'])).rejects.toThrow(
       /enum source_type: "wallet_z"/,
@@ -105,7 +105,7 @@ describe('upgrading a store with payments in it', () => {
       store.db.query('UPDATE charges SET amount_refunded = amount + 1 WHERE id = $1', [before[0]?.id]),
     ).rejects.toThrow(/charges_check/)
     await expect(
-      store.db.query('UPDATE charges SET source_id = $2 WHERE id = $1', [before[0]?.id, 'src_missing']),
+      store.db.query('UPDATE refunds SET charge_id = $2 WHERE id = $1', [refund.rows[0]?.id, 'ch_missing']),
     ).rejects.toThrow(/foreign key/)
     expect((await sk.get(`/v2/sources/${source.id}`)).body).toEqual(source)
     expect((await sk.get(`/v2/charges/${before[0]?.id}`)).body).toEqual(before[0])

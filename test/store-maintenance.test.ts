@@ -85,7 +85,7 @@ describe.skipIf(onPostgres)('embedded store maintenance', () => {
     const plan = await pagePlan()
     // the page walks the index from its account's bound, whatever the planner knows of the table
     expect(plan).toMatch(
-      /Index Scan using charges_list on charges c_1\s+\(.*\n\s+Index Cond: \(\(account_id = r\.account_id\)/,
+      /Index Scan (Backward )?using charges_list on charges c_1\s+\(.*\n\s+Index Cond: \(\(account_id = r\.account_id\)/,
     )
     expect(plan).not.toContain('Seq Scan on charges')
   })
