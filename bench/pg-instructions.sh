@@ -3,7 +3,7 @@
 # with callgrind: repeatable whatever else the machine is doing, unlike rates. Needs valgrind and
 # PostgreSQL's server binaries; run as root (the server runs as the postgres user) or as postgres.
 # Usage: bash bench/pg-instructions.sh [N]   (N operations of each kind, default 100;
-# PGI_OPS="list" narrows the kinds)
+# PGI_OPS="list" narrows the kinds). Also prints the WAL the operations wrote, per operation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-100}

@@ -67,8 +67,16 @@ async function one() {
 // (a batch runs on a connection of its own while another is under way): a backend's start-up
 // would otherwise count as the operations' work
 for (let i = 0; i < WARM_ROUNDS; i++) await Promise.all(Array.from({ length: concurrency }, one))
+const walBefore = (await s.db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]?.lsn
 for (let i = 0; i < N; i += concurrency) {
   await Promise.all(Array.from({ length: Math.min(concurrency, N - i) }, one))
+}
+// the WAL the operations wrote: the server under count serves nothing else
+if (N > 0) {
+  const wal = await s.db.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS bytes', [
+    walBefore,
+  ])
+  console.error(`${op}: ${Math.round(Number(wal.rows[0]?.bytes) / N)} bytes of WAL per operation`)
 }
 const backends = await s.db.query<{ pids: string }>(
   "SELECT string_agg(pid::text, ' ') AS pids FROM pg_stat_activity WHERE datname = current_database()",

@@ -179,8 +179,11 @@ async function loadOnce(
     ...opts,
   }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>
   // the ceiling is never traced: tracing costs the load generator a little on every answer
-  const slow = TRACE && name !== 'bare route' ? traceSlowSeconds(run) : undefined
+  const traced = TRACE && name !== 'bare route'
+  const slow = traced ? traceSlowSeconds(run) : undefined
+  const commits = traced && probeDatabase ? await probeCommits(probeDatabase) : undefined
   const result = await run
+  const slowestCommits = await commits?.stop()
   const wall = (performance.now() - started) / 1000
   const after = [serviceCpu(), postgresCpu(), loadCpu()] as const
   const cores = (i: 0 | 1 | 2) => Math.round((100 * cpuBetween(before[i], after[i])) / wall) / 100
@@ -195,7 +198,7 @@ async function loadOnce(
     ceiling: 0,
     shares: [],
   }
-  if (slow) process.stdout.write(slow())
+  if (slow) process.stdout.write(slow(slowestCommits))
   process.stdout.write(
     `  ${name} @${connections}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}, ` +
       `cores: service ${row.cpu.service}, postgres ${row.cpu.postgres}, load ${row.cpu.load}\n`,
@@ -204,11 +207,12 @@ async function loadOnce(
 }
 
 // BENCH_TRACE=1 prints, for each measured run, every second in which a request took over 25 ms, with
-// the clock time, to line up a run's slow tail with what the machine did at that second
+// the clock time, to line up a run's slow tail with what the machine did at that second, and on
+// PostgreSQL the slowest commit of a probe beside the load in that second
 const TRACE = process.env.BENCH_TRACE === '1'
 const SLOW_MS = 25
 
-function traceSlowSeconds(run: autocannon.Instance): () => string {
+function traceSlowSeconds(run: autocannon.Instance): (slowestCommits?: Map<number, number>) => string {
   const seconds = new Map<number, { count: number; slow: number; max: number }>()
   run.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
     const at = Math.floor(Date.now() / 1000)
@@ -218,14 +222,50 @@ function traceSlowSeconds(run: autocannon.Instance): () => string {
     if (ms > s.max) s.max = ms
     seconds.set(at, s)
   })
-  return () =>
+  return (slowestCommits) =>
     [...seconds]
       .filter(([, s]) => s.max > SLOW_MS)
-      .map(
-        ([at, s]) =>
-          `    ${new Date(at * 1000).toISOString().slice(11, 19)}: ${s.count} answers, ${s.slow} over ${SLOW_MS} ms, slowest ${Math.round(s.max)} ms\n`,
-      )
+      .map(([at, s]) => {
+        const commit = slowestCommits?.get(at)
+        const probe = commit === undefined ? '' : `; the probe's slowest commit ${commit.toFixed(1)} ms`
+        return `    ${new Date(at * 1000).toISOString().slice(11, 19)}: ${s.count} answers, ${s.slow} over ${SLOW_MS} ms, slowest ${Math.round(s.max)} ms${probe}\n`
+      })
       .join('')
+}
+
+// the database of the service under load, for the commit probe; none for the embedded store
+let probeDatabase: string | undefined
+
+/**
+ * A commit every 5 ms on a connection of its own, beside the load: a one-row insert into a table
+ * of the benchmark's, so that each commit waits for its WAL to reach the disk as the service's do.
+ * Its slowest commit in each second tells whether a slow second of the service was the database
+ * waiting for the disk (bench/README.md, eighteenth round).
+ */
+async function probeCommits(url: string): Promise<{ stop: () => Promise<Map<number, number>> }> {
+  const c = new pg.Client({ connectionString: url })
+  await c.connect()
+  await c.query('CREATE TABLE IF NOT EXISTS bench_commit_probe (at timestamptz NOT NULL DEFAULT now())')
+  const slowest = new Map<number, number>()
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const at = Math.floor(Date.now() / 1000)
+      const started = performance.now()
+      await c.query('INSERT INTO bench_commit_probe DEFAULT VALUES')
+      const ms = performance.now() - started
+      if (ms > (slowest.get(at) ?? 0)) slowest.set(at, ms)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  })()
+  return {
+    async stop() {
+      running = false
+      await loop
+      await c.end()
+      return slowest
+    },
+  }
 }
 
 const share = (r: Row) => (100 * r.rps) / r.ceiling
@@ -421,10 +461,12 @@ if (pgVersion) {
       PORT: String(18100 + workers),
       DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? '20',
     })
+    probeDatabase = db.url
     sections.push({
       title: `PostgreSQL, ${workers} process${workers > 1 ? 'es' : ''}`,
       rows: await measureService(`postgres x${workers}`, s, `${bare.url}/bare`),
     })
+    probeDatabase = undefined
     await stop(s)
     await stop(bare)
     await db.drop()
