@@ -78,7 +78,13 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
   // by account, so one generic plan serves every value. Left to choose, PostgreSQL planned the
   // page of charges again in each execution, a custom plan looking cheaper to its estimates: 5%
   // of a page's instructions (bench/pg-instructions.sh), and a plan that could change under load.
-  const settings = ['-c TimeZone=UTC', '-c plan_cache_mode=force_generic_plan']
+  //
+  // No JIT compilation: a batched statement's generic plan counts on a hundred rows in its batch,
+  // and with a few hundred thousand charges the page of charges' estimate passed jit_above_cost.
+  // PostgreSQL then compiled the plan in every execution, about 10 ms for a statement that runs
+  // in well under one: list charges went from 16 000-20 000 pages a second to 2 300-2 700
+  // (bench/README.md, eighteenth round).
+  const settings = ['-c TimeZone=UTC', '-c plan_cache_mode=force_generic_plan', '-c jit=off']
   if (opts.schema) settings.push(`-c search_path=${opts.schema}`)
   const openPool = (max: number, extra: string[] = []) => {
     const p = new pg.Pool({
