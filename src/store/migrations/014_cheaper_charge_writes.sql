@@ -1,7 +1,7 @@
 -- Two costs every charge written paid for without need, counted with callgrind
 -- (PGI_CONCURRENCY=20 PGI_OPS=charge bash bench/pg-instructions.sh 400): PostgreSQL's
--- instructions a charge went from 94 000-98 000 to 52 000-53 000 without the foreign key, and to
--- 46 000 with the indexes below as well.
+-- instructions a charge went from 92 000-98 000 to 52 000-53 000 without the foreign key, and to
+-- 44 000-46 000 with the indexes below as well.
 --
 -- The foreign key from a charge to its source checked each inserted charge with a query of its
 -- own that locked the source's row FOR KEY SHARE, a WAL record each. Every charge is inserted by
