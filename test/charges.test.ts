@@ -393,6 +393,16 @@ describe('card charges: one per test card outcome', () => {
   })
 })
 
+describe('metadata of a charge', () => {
+  it('comes back with its keys in the order sent: created, retrieved, listed', async () => {
+    const metadata = { zone: 'north', a: 'first', middle: 'x' }
+    const c = await created(sourceBody('card'), { metadata })
+    expect(Object.keys(c.metadata)).toEqual(['zone', 'a', 'middle'])
+    const listed = (await t.sk.get('/v2/charges/?limit=5')).body.data.find((x: Json) => x.id === c.id)
+    expect(Object.keys(listed.metadata)).toEqual(['zone', 'a', 'middle'])
+  })
+})
+
 describe('non-card sources: one lifecycle per type', () => {
   it.each(NON_CARD_TYPES)('%s: pending with a hosted page, approved, refunded in part then in full', async (type) => {
     const c = await created(sourceBody(type), { metadata: { order: '42' } })

@@ -70,6 +70,17 @@ describe('POST /v2/customers/', () => {
     expect(live.body.livemode).toBe(true)
   })
 
+  it('metadata comes back as sent, its keys in the order sent, when created, updated and read', async () => {
+    const metadata = { zone: 'north', a: 'first', middle: 'x', b: 2 }
+    const c = await newCustomer({ metadata })
+    expect(JSON.stringify(c.metadata)).toBe(JSON.stringify(metadata))
+    const read = await t.sk.get(`/v2/customers/${c.id}`)
+    expect(Object.keys(read.body.metadata)).toEqual(['zone', 'a', 'middle', 'b'])
+    const updated = await t.sk.put(`/v2/customers/${c.id}`, { metadata: { yy: 'later', x: 'last' } })
+    expect(Object.keys(updated.body.metadata)).toEqual(['yy', 'x'])
+    expect(Object.keys((await t.sk.get(`/v2/customers/${c.id}`)).body.metadata)).toEqual(['yy', 'x'])
+  })
+
   it('metadata defaults to an empty object and mobile_number is optional', async () => {
     const c = await newCustomer()
     expect(c.metadata).toEqual({})

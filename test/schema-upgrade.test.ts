@@ -26,12 +26,18 @@ describe('upgrading a store with payments in it', () => {
     const vault = new Vault(randomBytes(32))
     app = (await buildApp(store.db, vault)).app
     sk = client(app, (await app.services.accounts.create('Upgrade')).sk_test_key)
-    const pay = async (source: Json, amount = 1000) => {
+    const pay = async (source: Json, amount = 1000, extra: Json = {}) => {
       const src = await sk.post('/v2/sources/', source)
       expect(src.status).toBe(200)
-      return (await sk.post('/v2/charges/', { amount, currency: 'usd', source: src.body.id })).body
+      return (await sk.post('/v2/charges/', { amount, currency: 'usd', source: src.body.id, ...extra })).body
     }
-    const succeeded = await pay(cardSource())
+    const succeeded = await pay(
+      { ...cardSource(), owner: { name: 'Ann Lee', billing: { name: 'Ann Lee', line1: '1 Main St', country: 'PH' } } },
+      1000,
+      {
+        metadata: { order: '1234', note: 'gift' },
+      },
+    )
     const refunded = await pay(cardSource(), 700)
     expect((await sk.post(`/v2/charges/${refunded.id}/refund`, {})).status).toBe(200)
     const failed = await pay(cardSource({ number: '4000000000000002' }))
@@ -40,6 +46,16 @@ describe('upgrading a store with payments in it', () => {
     expect(unused.status).toBe(200)
     for (const c of [succeeded, refunded, failed, pending]) before.push((await sk.get(`/v2/charges/${c.id}`)).body)
     before.push((await sk.get(`/v2/sources/${unused.body.id}`)).body)
+    const customer = await sk.post('/v2/customers/', {
+      email: 'kept@example.com',
+      description: 'Kept',
+      metadata: { tier: 'gold', since: '2020' },
+    })
+    expect(customer.status).toBe(201)
+    const saved = await sk.post('/v2/sources/', cardSource())
+    expect((await sk.post(`/v2/customers/${customer.body.id}/sources`, { source: saved.body.id })).status).toBe(200)
+    before.push((await sk.get(`/v2/customers/${customer.body.id}`)).body)
+    expect(before[5]?.sources).toHaveLength(1)
     expect(before.slice(0, 4).map((c) => c.status)).toEqual(['succeeded', 'refunded', 'failed', 'pending'])
     // the events are read, and that statement prepared, before the upgrade changes their column
     events.push(...(await sk.get('/v2/events/?limit=20')).body.data)
@@ -56,11 +72,11 @@ describe('upgrading a store with payments in it', () => {
     await store.close()
   })
 
-  it('reads every charge and source back as it was before the upgrade', async () => {
-    for (const obj of before) {
-      const path = obj.object === 'charge' ? `/v2/charges/${obj.id}` : `/v2/sources/${obj.id}`
-      expect((await sk.get(path)).body).toEqual(obj)
-    }
+  it('reads every charge, source and customer back as it was before the upgrade, though their objects changed type (015)', async () => {
+    const paths: Record<string, string> = { charge: '/v2/charges/', source: '/v2/sources/', customer: '/v2/customers/' }
+    for (const obj of before) expect((await sk.get(`${paths[obj.object]}${obj.id}`)).body).toEqual(obj)
+    expect(before.map((o) => o.object)).toEqual(['charge', 'charge', 'charge', 'charge', 'source', 'customer'])
+    expect(before[0]?.metadata).toEqual({ order: '1234', note: 'gift' })
     const listed = (await sk.get('/v2/charges/?limit=10')).body.data
     expect(listed.map((c: Json) => c.id).sort()).toEqual(
       before

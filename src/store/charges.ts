@@ -108,7 +108,7 @@ const NEW_CHARGE_COLUMNS = [
   ['statement_descriptor', 'text'],
   ['capture', 'boolean'],
   ['require_auth', 'boolean'],
-  ['metadata', 'jsonb'],
+  ['metadata', 'json'],
   ['idempotency_key', 'text'],
 ] as const
 
@@ -146,7 +146,7 @@ export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): P
   const res = await db.query<{ created_at: string }>(
     `INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
        description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key)
-     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, 'pending', $10, $11, 'authorize', $12::jsonb, $13)
+     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, 'pending', $10, $11, 'authorize', $12::json, $13)
      RETURNING created_at`,
     Object.values({ ...newChargeColumns(scope, c), metadata: JSON.stringify(c.metadata) }),
   )
@@ -488,7 +488,7 @@ function patchSets(patch: ChargePatch, params: unknown[]): string {
     if (value === undefined) continue
     if (!PATCHABLE.has(column)) throw new Error(`not a patchable charge column: ${column}`)
     params.push(JSON_COLUMNS.has(column) && value !== null ? JSON.stringify(value) : value)
-    sets.push(`${column} = $${params.length}${JSON_COLUMNS.has(column) ? '::jsonb' : ''}`)
+    sets.push(`${column} = $${params.length}${JSON_COLUMNS.has(column) ? '::json' : ''}`)
   }
   return sets.join(', ')
 }
@@ -604,17 +604,17 @@ function outcomeRow(i: AuthorizationOutcome) {
 const OUTCOME_COLUMNS = [
   ['id', 'text'],
   ['source_id', 'text'],
-  ['card', 'jsonb'],
-  ['bank_account', 'jsonb'],
+  ['card', 'json'],
+  ['bank_account', 'json'],
   ['erase_cvc', 'boolean'],
   ['source_updated_at', 'timestamptz'],
   ['status', 'text'],
   ['authorized', 'boolean'],
   ['captured', 'boolean'],
-  ['action', 'jsonb'],
+  ['action', 'json'],
   ['action_token', 'text'],
   ['processor_ref', 'text'],
-  ['failure_data', 'jsonb'],
+  ['failure_data', 'json'],
   ['otp_attempts', 'integer'],
   ['reversal_owed', 'boolean'],
   ['at', 'timestamptz'],

@@ -83,7 +83,7 @@ export async function insertCustomer(
 ): Promise<CustomerRow> {
   const res = await db.query<CustomerRow>(
     `INSERT INTO customers (id, account_id, livemode, email, description, mobile_number, metadata)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) RETURNING ${COLUMNS}`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7::json) RETURNING ${COLUMNS}`,
     [
       c.id,
       scope.accountId,
@@ -147,7 +147,7 @@ const CUSTOMER_UPDATES = new ParamRows<{
   ['livemode', 'boolean'],
   ['mobile_number', 'text'],
   ['description', 'text'],
-  ['metadata', 'jsonb'],
+  ['metadata', 'json'],
 ])
 
 /**

@@ -71,11 +71,11 @@ const NEW_SOURCES = new ParamRows<{
   ['account_id', 'text'],
   ['livemode', 'boolean'],
   ['type', 'text'],
-  ['card', 'jsonb'],
+  ['card', 'json'],
   ['card_number_enc', 'text'],
   ['card_cvc_enc', 'text'],
-  ['redirect', 'jsonb'],
-  ['owner', 'jsonb'],
+  ['redirect', 'json'],
+  ['owner', 'json'],
   ['idempotency_key', 'text'],
 ])
 
@@ -101,7 +101,7 @@ export async function insertSources(db: Queryable, items: { scope: Scope; source
   const sql = NEW_SOURCES.statement(
     rows.length,
     (batch) => `INSERT INTO sources (${NEW_SOURCES.names}, metadata)
-     SELECT *, '{}'::jsonb FROM ${batch} AS v
+     SELECT *, '{}'::json FROM ${batch} AS v
      RETURNING created_at`,
   )
   const res = await db.query<{ created_at: string }>(sql, NEW_SOURCES.values(rows), { batch: true })
