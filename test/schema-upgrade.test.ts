@@ -11,7 +11,7 @@ import { onPostgres, POSTGRES_URL, type TestStore, testStore } from './helpers/s
 /**
  * A store made before migration 006 (foreign keys from every table to accounts) upgraded in place,
  * with the service running on it: every object reads back as before, statements the service has
- * prepared still answer (those whose answer changed type, 011, prepared again), and the
+ * prepared still answer (those whose answer changed type, 011 and 015, prepared again), and the
  * constraints left still hold.
  */
 describe('upgrading a store with payments in it', () => {
