@@ -111,25 +111,40 @@ interface Row {
   shares: number[]
 }
 
-/** CPU seconds so far of each process whose command line matches, by pid, from /proc (Linux only). */
-function cpuSeconds(match: (cmdline: string, pid: number) => boolean): Map<number, number> {
-  const seconds = new Map<number, number>()
+/** The processes whose command line matches, by pid, from /proc (Linux only). */
+function processes(match: (cmdline: string, pid: number) => boolean): number[] {
   let pids: string[] = []
   try {
     pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d))
   } catch {
-    return seconds
+    return []
   }
-  for (const pid of pids) {
+  return pids.map(Number).filter((pid) => {
     try {
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')
-      if (!match(cmdline, Number(pid))) continue
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      seconds.set(Number(pid), (Number(fields[11]) + Number(fields[12])) / 100)
+      return match(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '), pid)
     } catch {
-      // the process ended while being read
+      return false // the process ended while being read
     }
+  })
+}
+
+/** CPU seconds so far of a process or thread (`/proc/PID` or `/proc/PID/task/TID`). */
+function taskCpu(dir: string): number | undefined {
+  try {
+    const stat = readFileSync(`${dir}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return undefined // it ended while being read
+  }
+}
+
+/** CPU seconds so far of each process whose command line matches, by pid. */
+function cpuSeconds(match: (cmdline: string, pid: number) => boolean): Map<number, number> {
+  const seconds = new Map<number, number>()
+  for (const pid of processes(match)) {
+    const cpu = taskCpu(`/proc/${pid}`)
+    if (cpu !== undefined) seconds.set(pid, cpu)
   }
   return seconds
 }
@@ -146,7 +161,7 @@ function cpuBetween(before: Map<number, number>, after: Map<number, number>): nu
 }
 
 let servicePids = new Set<number>()
-const serviceCpu = () => cpuSeconds((_, pid) => servicePids.has(pid) || childOf(pid))
+const serviceCpu = () => cpuSeconds(isService)
 const childOf = (pid: number) => {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
@@ -155,7 +170,9 @@ const childOf = (pid: number) => {
     return false
   }
 }
-const postgresCpu = () => cpuSeconds((cmd) => cmd.startsWith('postgres'))
+const isService = (_: string, pid: number) => servicePids.has(pid) || childOf(pid)
+const isPostgres = (cmd: string) => cmd.startsWith('postgres')
+const postgresCpu = () => cpuSeconds(isPostgres)
 const loadCpu = () => {
   const u = process.cpuUsage()
   return new Map([[process.pid, (u.user + u.system) / 1e6]])
@@ -181,6 +198,7 @@ async function loadOnce(
   // the ceiling is never traced: tracing costs the load generator a little on every answer
   const traced = TRACE && name !== 'bare route'
   const slow = traced ? traceSlowSeconds(run) : undefined
+  const threads = THREADS && name !== 'bare route' ? await traceThreads() : undefined
   const commits = traced && probeDatabase ? await probeCommits(probeDatabase) : undefined
   const result = await run
   const slowestCommits = await commits?.stop()
@@ -199,11 +217,87 @@ async function loadOnce(
     shares: [],
   }
   if (slow) process.stdout.write(slow(slowestCommits))
+  if (threads) process.stdout.write(await threads(result.requests.total))
   process.stdout.write(
     `  ${name} @${connections}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}, ` +
       `cores: service ${row.cpu.service}, postgres ${row.cpu.postgres}, load ${row.cpu.load}\n`,
   )
   return row
+}
+
+// BENCH_THREADS=1 prints, for each measured run, where a request's CPU went: the service's main
+// threads, its other threads and PostgreSQL's processes, with how often each kind slept (voluntary
+// context switches) and was preempted, and on PostgreSQL the write transactions a request
+// (bench/README.md, nineteenth round)
+const THREADS = process.env.BENCH_THREADS === '1'
+
+interface ThreadCounts {
+  cpu: number
+  slept: number
+  preempted: number
+}
+type ThreadKind = 'main' | 'other' | 'postgres'
+
+function threadCounts(): Record<ThreadKind, ThreadCounts> {
+  const counts = {
+    main: { cpu: 0, slept: 0, preempted: 0 },
+    other: { cpu: 0, slept: 0, preempted: 0 },
+    postgres: { cpu: 0, slept: 0, preempted: 0 },
+  }
+  const add = (kind: ThreadKind, dir: string) => {
+    const cpu = taskCpu(dir)
+    let status: string
+    try {
+      status = readFileSync(`${dir}/status`, 'utf8')
+    } catch {
+      return
+    }
+    if (cpu === undefined) return
+    counts[kind].cpu += cpu
+    counts[kind].slept += Number(status.match(/^voluntary_ctxt_switches:\s+(\d+)/m)?.[1] ?? 0)
+    counts[kind].preempted += Number(status.match(/^nonvoluntary_ctxt_switches:\s+(\d+)/m)?.[1] ?? 0)
+  }
+  for (const pid of processes(isService)) {
+    let tids: string[] = []
+    try {
+      tids = readdirSync(`/proc/${pid}/task`)
+    } catch {}
+    for (const tid of tids) add(tid === String(pid) ? 'main' : 'other', `/proc/${pid}/task/${tid}`)
+  }
+  for (const pid of processes(isPostgres)) add('postgres', `/proc/${pid}`)
+  return counts
+}
+
+/** The transaction id PostgreSQL hands out next: write transactions between two readings. */
+async function nextTransactionId(url: string): Promise<number> {
+  const c = new pg.Client({ connectionString: url })
+  await c.connect()
+  try {
+    return Number((await c.query<{ id: string }>('SELECT txid_current()::text AS id')).rows[0]?.id)
+  } finally {
+    await c.end()
+  }
+}
+
+async function traceThreads(): Promise<(requests: number) => Promise<string>> {
+  const before = threadCounts()
+  const firstId = probeDatabase ? await nextTransactionId(probeDatabase) : undefined
+  return async (requests) => {
+    const after = threadCounts()
+    // the reading's own transaction is one of the ids between the two
+    const writes = firstId === undefined ? undefined : (await nextTransactionId(probeDatabase as string)) - firstId - 1
+    const per = (kind: ThreadKind) => {
+      const d = (k: keyof ThreadCounts) => (after[kind][k] - before[kind][k]) / requests
+      return { cpu: Math.round(d('cpu') * 1e6), slept: d('slept').toFixed(2), preempted: d('preempted').toFixed(2) }
+    }
+    const [main, other, postgres] = [per('main'), per('other'), per('postgres')]
+    const transactions = writes === undefined ? '' : `; ${(writes / requests).toFixed(3)} write transactions`
+    return (
+      `    a request: service's main threads ${main.cpu} µs (slept ${main.slept}, preempted ${main.preempted}), ` +
+      `its other threads ${other.cpu} µs; PostgreSQL ${postgres.cpu} µs (slept ${postgres.slept}, ` +
+      `preempted ${postgres.preempted})${transactions}\n`
+    )
+  }
 }
 
 // BENCH_TRACE=1 prints, for each measured run, every second in which a request took over 25 ms, with
