@@ -196,9 +196,10 @@ async function loadOnce(
     ...opts,
   }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>
   // the ceiling is never traced: tracing costs the load generator a little on every answer
-  const traced = TRACE && name !== 'bare route'
+  const measured = name !== 'bare route'
+  const traced = TRACE && measured
   const slow = traced ? traceSlowSeconds(run) : undefined
-  const threads = THREADS && name !== 'bare route' ? await traceThreads() : undefined
+  const threads = THREADS && measured ? await traceThreads() : undefined
   const commits = traced && probeDatabase ? await probeCommits(probeDatabase) : undefined
   const result = await run
   const slowestCommits = await commits?.stop()
@@ -281,11 +282,12 @@ async function nextTransactionId(url: string): Promise<number> {
 
 async function traceThreads(): Promise<(requests: number) => Promise<string>> {
   const before = threadCounts()
-  const firstId = probeDatabase ? await nextTransactionId(probeDatabase) : undefined
+  const url = probeDatabase
+  const firstId = url ? await nextTransactionId(url) : undefined
   return async (requests) => {
     const after = threadCounts()
     // the reading's own transaction is one of the ids between the two
-    const writes = firstId === undefined ? undefined : (await nextTransactionId(probeDatabase as string)) - firstId - 1
+    const writes = url && firstId !== undefined ? (await nextTransactionId(url)) - firstId - 1 : undefined
     const per = (kind: ThreadKind) => {
       const d = (k: keyof ThreadCounts) => (after[kind][k] - before[kind][k]) / requests
       return { cpu: Math.round(d('cpu') * 1e6), slept: d('slept').toFixed(2), preempted: d('preempted').toFixed(2) }
