@@ -96,7 +96,6 @@ export type AppExtras = Pick<
 export function recordingDb(db: Db, statements: string[], parameters?: unknown[][]): Db {
   return {
     ...db,
-    kind: db.kind,
     query: (sql, params, options) => {
       statements.push(sql)
       parameters?.push(params ?? [])
