@@ -31,6 +31,7 @@ async function me(base: string, key: string) {
   return { status: res.status, body: (await res.json()) as Record<string, unknown> }
 }
 
+// each command on a stopped store starts the embedded server and stops it again
 describe('the command line on the embedded store', () => {
   it('creates an account whose keys the service then accepts; a second process on the directory is refused', async () => {
     const created = await runToEnd(['src/cli.ts', 'account', 'create', '--name', 'Corner Shop', '--json'], env)
@@ -77,7 +78,7 @@ describe('the command line on the embedded store', () => {
     } finally {
       await again.stop()
     }
-  }, 120_000)
+  }, 240_000)
 
   it('answers --help and refuses unknown options and bad settings with a clear message', async () => {
     const help = await runToEnd(['src/cli.ts', 'account', '--help'], env)
@@ -92,7 +93,7 @@ describe('the command line on the embedded store', () => {
     const workers = await runToEnd(['src/cli.ts', 'serve', '--workers', 'two'], env)
     expect(workers.code).toBe(2)
     expect(workers.output).toMatch(/--workers must be 1 to 64/)
-  }, 60_000)
+  }, 120_000)
 })
 
 describe('npm start on a fresh data directory', () => {
@@ -127,7 +128,7 @@ describe('npm start on a fresh data directory', () => {
     } finally {
       rmSync(fresh, { recursive: true, force: true })
     }
-  }, 90_000)
+  }, 180_000)
 })
 
 describe('serve --workers on PostgreSQL at DATABASE_URL', () => {
