@@ -117,6 +117,8 @@ export async function initCluster(dataDir: string, cluster: string, bins: Binari
   own(pwfile, account)
   const args = [`--pgdata=${fresh}`, `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--auth-local=trust']
   args.push('--auth-host=scram-sha-256', '--encoding=UTF8', '--locale=C', '--no-instructions')
+  // one flush of the file system rather than one per file: the first start takes half the time
+  if (process.platform === 'linux') args.push('--sync-method=syncfs')
   const init = await run(bins.initdb, args, account)
   rmSync(pwfile, { force: true })
   if (init.code !== 0) {
