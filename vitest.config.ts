@@ -3,9 +3,11 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // one PostgreSQL for the run, and a template database each test's database is cloned from
+    globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // each file has its own store; two cores, so two files at a time
+    // each file has its own databases; two cores, so two files at a time
     pool: 'forks',
     maxWorkers: 2,
   },

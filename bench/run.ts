@@ -1,7 +1,8 @@
 /**
- * `npm run bench`: starts the service (embedded store; PostgreSQL with 1 and 2 processes) and a
- * bare Fastify route, loads each with autocannon at 10 and 50 connections, and writes the numbers
- * to bench/RESULTS.md. BENCH_SECONDS sets the length of each run (default 5).
+ * `npm run bench`: starts the service (the embedded PostgreSQL; an external PostgreSQL with 1 and
+ * 2 processes) and a bare Fastify route, loads each with autocannon at 10 and 50 connections, and
+ * writes the numbers to bench/RESULTS.md, with the embedded store's start times and its memory at
+ * rest. BENCH_SECONDS sets the length of each run (default 5).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -11,6 +12,7 @@ import path from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
 import { BENCH_DATABASE_URL } from './database-url.js'
+import { type Memory, restingMemory, timeToFirstAnswer } from './embedded.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 // Each measured run follows an unmeasured one of the same load: a process that has just started
@@ -51,9 +53,11 @@ process.on('exit', () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
 })
 
+const isServiceCommand = (cmd: string[]) => /^dist\/(cli|main)\.js$/.test(cmd[0] ?? '')
+
 function start(cmd: string[], env: Record<string, string>): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const args = cmd[0]?.endsWith('cli.js') ? [...SERVICE_NODE_ARGS, ...cmd] : cmd
+    const args = isServiceCommand(cmd) ? [...SERVICE_NODE_ARGS, ...cmd] : cmd
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
       // the rate limit would cap the load at its own number; the benchmark measures the service
@@ -70,7 +74,7 @@ function start(cmd: string[], env: Record<string, string>): Promise<Server> {
       if (started) return
       const url = out.match(/listening on (http:\/\/[^\s(]+)/)?.[1]
       const key = out.match(/test secret key: (\S+)/)?.[1]
-      if (url && (key || !cmd.some((c) => c.endsWith('cli.js')))) {
+      if (url && (key || !isServiceCommand(cmd))) {
         started = true
         servicePids = new Set(child.pid === undefined ? [] : [child.pid])
         resolve({ child, url, key })
@@ -171,7 +175,8 @@ const childOf = (pid: number) => {
   }
 }
 const isService = (_: string, pid: number) => servicePids.has(pid) || childOf(pid)
-const isPostgres = (cmd: string) => cmd.startsWith('postgres')
+// backends name themselves `postgres: …`; a server is its binary's path, with -D
+const isPostgres = (cmd: string) => cmd.startsWith('postgres') || /\/postgres -D /.test(cmd)
 const postgresCpu = () => cpuSeconds(isPostgres)
 const loadCpu = () => {
   const u = process.cpuUsage()
@@ -532,14 +537,33 @@ function startBare(): Promise<Server> {
 
 const sections: { title: string; rows: Row[] }[] = []
 
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-bench-'))
+/** The embedded store's start, from an empty data directory and again, in seconds: each round's. */
+const starts = { empty: [] as number[], restart: [] as number[] }
+let resting: { service: Memory; postgres: Memory } | undefined
+const REST_SECONDS = Number(process.env.BENCH_REST_SECONDS ?? 10)
+
 if (!STORES || STORES.includes('embedded')) {
+  for (let i = 0; i < ROUNDS; i++) {
+    const empty = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-bench-start-'))
+    starts.empty.push(await timeToFirstAnswer(empty, 18110))
+    starts.restart.push(await timeToFirstAnswer(empty, 18110))
+    rmSync(empty, { recursive: true, force: true })
+    process.stdout.write(
+      `  embedded start: empty ${starts.empty.at(-1)?.toFixed(2)} s, restart ${starts.restart.at(-1)?.toFixed(2)} s\n`,
+    )
+  }
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-bench-'))
   const bare = await startBare()
-  const s = await start(['dist/cli.js', 'serve'], { JACKDAW_DATA_DIR: dataDir, PORT: '18100' })
+  // as `npm start` runs it: one process, owning its server
+  const s = await start(['dist/main.js'], { JACKDAW_DATA_DIR: dataDir, PORT: '18100' })
   sections.push({
-    title: 'Embedded store (PGlite), 1 process',
+    title: 'Embedded PostgreSQL (the default), 1 process',
     rows: await measureService('embedded', s, `${bare.url}/bare`),
   })
+  // at rest: the pools' idle connections closed, the last writes checkpointed in time
+  await new Promise((r) => setTimeout(r, REST_SECONDS * 1000))
+  resting = restingMemory(s.child.pid as number, dataDir)
+  process.stdout.write(`  at rest: ${JSON.stringify(resting)}\n`)
   await stop(s)
   await stop(bare)
   rmSync(dataDir, { recursive: true, force: true })
@@ -579,6 +603,42 @@ const table = (rows: Row[]) =>
     ),
   ].join('\n')
 
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1] ?? 0
+const seconds = (xs: number[]) => `${median(xs).toFixed(2)} s (rounds: ${xs.map((x) => x.toFixed(2)).join(', ')})`
+const embeddedSection = sections.find((s) => s.title.startsWith('Embedded'))
+const externalSection = sections.find((s) => s.title === 'PostgreSQL, 1 process')
+const comparison =
+  embeddedSection && externalSection
+    ? [
+        '## The embedded default against the external PostgreSQL, 1 process',
+        '',
+        'The same operations of this run; the embedded rate as a share of the external one.',
+        '',
+        '| operation | connections | embedded req/s | external req/s | embedded / external | p99 ms embedded / external |',
+        '|---|---|---|---|---|---|',
+        ...embeddedSection.rows.map((e) => {
+          const x = externalSection.rows.find(
+            (r) => r.name.split(': ')[1] === e.name.split(': ')[1] && r.connections === e.connections,
+          )
+          const ratio = x?.rps ? `${((100 * e.rps) / x.rps).toFixed(0)}%` : '-'
+          return `| ${e.name.split(': ')[1]} | ${e.connections} | ${e.rps} | ${x?.rps ?? '-'} | ${ratio} | ${e.p99} / ${x?.p99 ?? '-'} |`
+        }),
+      ].join('\n')
+    : ''
+const startFigures = starts.empty.length
+  ? [
+      '## The embedded store: start and memory',
+      '',
+      `- From an empty data directory to the first answer (\`node dist/main.js\`, installed and built): ${seconds(starts.empty)}`,
+      `- A restart on the directory it made, to the first answer: ${seconds(starts.restart)}`,
+      resting
+        ? `- At rest, ${REST_SECONDS} s after the benchmark: the service ${resting.service.rssMb} MB RSS (${resting.service.processes} processes), ` +
+          `PostgreSQL ${resting.postgres.rssMb} MB RSS added up over its ${resting.postgres.processes} processes (${resting.postgres.pssMb} MB PSS, shared memory counted once); ` +
+          `together ${resting.service.rssMb + resting.postgres.rssMb} MB RSS, ${resting.service.pssMb + resting.postgres.pssMb} MB PSS`
+        : '',
+    ].join('\n')
+  : ''
+
 const cpus = os.cpus()
 const md = `# Benchmark results
 
@@ -594,11 +654,12 @@ connections right before each run of an operation; each share is of that run's r
 ran ${ROUNDS} times (BENCH_ROUNDS), each after its own run of the bare route; a row is the round
 with the median share, and lists the shares of all rounds. The cores are those of that round.
 
-${sections.map((s) => `## ${s.title}\n\n${table(s.rows)}`).join('\n\n')}
+${[startFigures, comparison, ...sections.map((s) => `## ${s.title}\n\n${table(s.rows)}`)].filter(Boolean).join('\n\n')}
 `
-if (PARTIAL)
+if (PARTIAL) {
+  process.stdout.write(`\n${md}\n`)
   process.stdout.write('a partial run (BENCH_STORES, BENCH_OPS or BENCH_CONNECTIONS): RESULTS.md left as it was\n')
-else {
+} else {
   writeFileSync(path.join(ROOT, 'bench/RESULTS.md'), md)
   process.stdout.write('wrote bench/RESULTS.md\n')
 }

@@ -22,13 +22,13 @@ Commands:
   processor                  run the payment simulator as a separate processor service
 
 The store and every setting come from the environment, as for the service:
-  JACKDAW_DATA_DIR (embedded store, default ./data) or DATABASE_URL (PostgreSQL),
+  JACKDAW_DATA_DIR (embedded PostgreSQL, default ./data) or DATABASE_URL (your PostgreSQL),
   JACKDAW_ENCRYPTION_KEY, PORT, HOST, LOG_LEVEL (README.md lists them all).
 Every command takes --help.
 `,
   serve: `Usage: jackdaw serve [--workers N]
 
-Runs the API. With --workers N above 1, runs N processes on one port (needs DATABASE_URL).
+Runs the API. With --workers N above 1, runs N processes on one port, all on one PostgreSQL.
 `,
   account: `Usage:
   jackdaw account create --name NAME [--json]
@@ -44,8 +44,7 @@ Replaces the secret that signs notify calls of that mode, and prints the new one
   deliveries: `Usage: jackdaw deliveries redeliver DELIVERY_ID [--json]
 
 Queues a failed notify delivery (dlv_…) for one more attempt, which a running service's delivery
-worker makes. On the embedded store the service must be stopped to run this; the attempt is then
-made at its next start.
+worker makes.
 `,
   processor: `Usage: jackdaw processor [--port N] [--host H]
 
@@ -68,7 +67,7 @@ function choice<T extends string>(value: string | undefined, allowed: readonly T
 }
 
 async function withAccounts<T>(fn: (accounts: ReturnType<typeof accountService>) => Promise<T>): Promise<T> {
-  const store = await openStore(parseConfig())
+  const store = await openStore(parseConfig(), { shared: true })
   try {
     return await fn(accountService(store))
   } finally {
@@ -139,7 +138,7 @@ async function main(argv: string[]) {
     case 'deliveries': {
       const id = positionals[2]
       if (sub !== 'redeliver' || !id) throw new UsageError('usage: jackdaw deliveries redeliver DELIVERY_ID')
-      const store = await openStore(parseConfig())
+      const store = await openStore(parseConfig(), { shared: true })
       try {
         const delivery = await redeliver(store.db, id)
         print(json ? { ...delivery } : { id: delivery.id, status: delivery.status, url: delivery.url }, json)

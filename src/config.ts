@@ -13,6 +13,7 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  /** the embedded store's directory: its PostgreSQL cluster, socket and keys; unused with DATABASE_URL */
   JACKDAW_DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
@@ -42,8 +43,6 @@ const ConfigSchema = Type.Object({
   JACKDAW_PAYER_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 2592000, default: 86400 }),
   /** a card's security code is erased this long after its source was made, whether or not it was charged; at most 30 days */
   JACKDAW_SECURITY_CODE_RETENTION_SECONDS: Type.Integer({ minimum: 60, maximum: 2592000, default: 86400 }),
-  /** how often the embedded store analyzes and vacuums the tables that changed (it has no autovacuum) */
-  JACKDAW_MAINTENANCE_INTERVAL_MS: Type.Integer({ minimum: 100, default: 30000 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** requests one key may make per window */
   JACKDAW_RATE_LIMIT: Type.Integer({ minimum: 1, default: 100 }),

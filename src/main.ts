@@ -8,13 +8,13 @@ import { Redis } from 'ioredis'
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino'
 import { createApp } from './app.js'
 import { type Config, ConfigError, parseConfig } from './config.js'
+import { loadOrCreateKeyFile } from './crypto/vault.js'
 import { withoutCardNumbers } from './errors.js'
 import { notifyWorkerSettings } from './notify/worker.js'
 import { HttpProcessor, PROCESSOR_CALL_TIMEOUT_MS } from './processor/http-connector.js'
 import type { Processor } from './processor/processor.js'
 import { accountService } from './services/accounts.js'
-import { StoreLockedError } from './store/db.js'
-import { startMaintenance } from './store/maintenance.js'
+import { EmbeddedStoreError } from './store/data-dir.js'
 import { openStore, type Store } from './store/open.js'
 
 interface TestKeys {
@@ -106,10 +106,13 @@ async function defaultAccount(config: Config, store: Store): Promise<TestKeys | 
   return keys
 }
 
-function banner(config: Config, address: string, keys: TestKeys | undefined, workers: number): string {
+function banner(address: string, store: Store, keys: TestKeys | undefined, workers: number): string {
+  const server = store.embedded
   const lines = [
     `Jackdaw listening on ${address}${workers > 1 ? ` (${workers} processes)` : ''}`,
-    `  store: ${config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded, ${path.resolve(config.JACKDAW_DATA_DIR)}`}`,
+    server
+      ? `  store: embedded PostgreSQL ${server.version}; reach it with: ${server.psql}`
+      : '  store: PostgreSQL (DATABASE_URL)',
     `  API reference: ${address}/v2/docs`,
   ]
   if (keys) {
@@ -136,15 +139,8 @@ export function listenUrlOf(config: Pick<Config, 'HOST' | 'PORT'>): string | und
 export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
   const logger = makeLogger(config)
   const liveProcessor = liveProcessorOf(config)
-  const store = await openStore(config)
+  const store = await openStore(config, { onServerLost: serverLost(logger) })
   const keys = opts.quiet ? undefined : await defaultAccount(config, store)
-  // PostgreSQL has autovacuum; the embedded store does its work itself
-  const maintenance =
-    store.db.kind === 'pglite'
-      ? startMaintenance(store.db, config.JACKDAW_MAINTENANCE_INTERVAL_MS, (err) =>
-          logger.error({ err }, 'store maintenance failed'),
-        )
-      : undefined
   // commands fail at once while Redis is down: the rate limit then lets requests through, and
   // unknown keys are counted by each process alone
   const redis = config.REDIS_URL
@@ -175,7 +171,7 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     renderedViews: { entries: config.JACKDAW_RENDER_CACHE_ENTRIES },
   })
   const address = await app.listen({ port: config.PORT, host: config.HOST })
-  if (!opts.quiet) process.stdout.write(banner(config, address, keys, 1))
+  if (!opts.quiet) process.stdout.write(banner(address, store, keys, 1))
 
   let closing = false
   const shutdown = async (signal: string) => {
@@ -183,7 +179,6 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     closing = true
     logger.info({ signal }, 'shutting down')
     await app.close()
-    await maintenance?.stop()
     await store.db.close()
     redis?.disconnect()
     process.exit(0)
@@ -191,6 +186,15 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
   process.once('SIGINT', () => void shutdown('SIGINT'))
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   return app
+}
+
+/** A service whose embedded server died stops, saying so, rather than answer every request with an error. */
+function serverLost(logger: Logger) {
+  return (err: Error) => {
+    logger.fatal({ err: err.message }, 'the embedded PostgreSQL server stopped')
+    process.stderr.write(`jackdaw: ${err.message}\n`)
+    process.exit(1)
+  }
 }
 
 /**
@@ -209,43 +213,57 @@ export function workerExecArgv(execArgv: readonly string[], workers: number, cor
 /**
  * N API processes on one port (node cluster), all on one PostgreSQL. The primary migrates and
  * makes the default account first, so the workers never race to do it; a worker that dies is
- * replaced.
+ * replaced. On the embedded store the primary owns the server, and the workers reach it as they
+ * would an external one.
  */
 export async function serveCluster(config: Config, workers: number) {
   if (cluster.isPrimary) {
-    if (workers > 1 && !config.DATABASE_URL) {
-      throw new ConfigError('--workers above 1 needs DATABASE_URL: the embedded store serves one process')
-    }
     liveProcessorOf(config)
-    const store = await openStore(config)
+    const store = await openStore(config, { onServerLost: serverLost(makeLogger(config)) })
     const keys = await defaultAccount(config, store)
-    await store.db.close()
+    const workerEnv = store.embedded
+      ? {
+          DATABASE_URL: store.embedded.url,
+          JACKDAW_ENCRYPTION_KEY:
+            config.JACKDAW_ENCRYPTION_KEY ?? loadOrCreateKeyFile(config.JACKDAW_DATA_DIR).toString('base64'),
+        }
+      : undefined
+    if (!store.embedded) await store.db.close()
     let stopping = false
     let announced = false
     let listening = 0
     cluster.setupPrimary({
       execArgv: workerExecArgv(process.execArgv, workers, os.availableParallelism()),
     })
-    for (let i = 0; i < workers; i++) cluster.fork()
+    for (let i = 0; i < workers; i++) cluster.fork(workerEnv)
     cluster.on('listening', (_worker, addr) => {
       listening += 1
       if (!announced && listening >= workers) {
         announced = true
         const host = addr.address && addr.address !== '::' ? addr.address : config.HOST
-        process.stdout.write(banner(config, `http://${host}:${addr.port}`, keys, workers))
+        process.stdout.write(banner(`http://${host}:${addr.port}`, store, keys, workers))
       }
     })
     cluster.on('exit', (worker, code, signal) => {
       if (stopping) return
       process.stderr.write(`jackdaw: process ${worker.process.pid} ended (${signal ?? code}); starting another\n`)
-      cluster.fork()
+      cluster.fork(workerEnv)
     })
     const stop = () => {
+      if (stopping) return
       stopping = true
+      // the embedded server stops once the workers have finished with it
+      let finishing = false
+      const done = async () => {
+        if (finishing) return
+        finishing = true
+        if (store.embedded) await store.db.close().catch(() => {})
+        process.exit(0)
+      }
       for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM')
-      setTimeout(() => process.exit(0), 5_000).unref()
+      setTimeout(() => void done(), 5_000).unref()
       cluster.on('exit', () => {
-        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
+        if (Object.keys(cluster.workers ?? {}).length === 0) void done()
       })
     }
     process.once('SIGINT', stop)
@@ -256,7 +274,7 @@ export async function serveCluster(config: Config, workers: number) {
 }
 
 export function explainStartupError(err: unknown): string {
-  if (err instanceof ConfigError || err instanceof StoreLockedError) return err.message
+  if (err instanceof ConfigError || err instanceof EmbeddedStoreError) return err.message
   const code = err instanceof Error && 'code' in err ? err.code : undefined
   if (code === 'EADDRINUSE') return `the port is in use: ${(err as Error).message}; set PORT to another port`
   if (code === 'ECONNREFUSED') return `cannot reach PostgreSQL at DATABASE_URL: ${(err as Error).message}`

@@ -14,7 +14,6 @@ import {
   type TestApp,
   testApp,
 } from './helpers/app.js'
-import { onPostgres } from './helpers/store.js'
 
 /**
  * Concurrent requests share statements (src/store/batch.ts): sources made at once go in one
@@ -69,7 +68,7 @@ describe('sources made at once', () => {
     const replies = await Promise.all(Array.from({ length: n }, (_, i) => sk.post('/v2/sources/', cardOf(i))))
     const inserts = count('INSERT INTO sources') - before
     expect(inserts).toBeGreaterThan(0)
-    if (onPostgres) expect(inserts).toBeLessThan(n / 4)
+    expect(inserts).toBeLessThan(n / 4)
     // each insert carries its sources' ten values each, padded with rows of nulls up to a power of
     // two rows (src/store/param-rows.ts); the padding stores nothing
     const insertParams = parameters.filter((_, i) => statements[i]?.includes('INSERT INTO sources')).slice(-inserts)
@@ -148,10 +147,8 @@ for (const way of ['decided first', 'recorded before the call'] as const) {
       expect(count('INSERT INTO charges') - inserts).toBe(tookSources)
       if (way === 'decided first') expect(recordedOutcomes).toBe(0)
       else expect(recordedOutcomes).toBeGreaterThan(0)
-      if (onPostgres) {
-        expect(tookSources).toBeLessThan(n / 4)
-        expect(recordedOutcomes).toBeLessThan(n / 4)
-      }
+      expect(tookSources).toBeLessThan(n / 4)
+      expect(recordedOutcomes).toBeLessThan(n / 4)
 
       const events = (await sk.get('/v2/events/?limit=100')).body.data as Json[]
       for (const [i, r] of replies.entries()) {
@@ -253,7 +250,7 @@ describe('customers retrieved and updated at once', () => {
       ]),
     )
     for (const r of replies) expect(r.status, r.text).toBe(200)
-    if (onPostgres) expect(count('UPDATE customers c SET') - batchesBefore).toBeLessThan(replies.length / 2)
+    expect(count('UPDATE customers c SET') - batchesBefore).toBeLessThan(replies.length / 2)
     for (const [i, c] of customers.entries()) {
       const now = await sk.get(`/v2/customers/${c.body.id}`)
       expect(now.body).toMatchObject({
@@ -334,7 +331,7 @@ describe('pages of charges listed at once', () => {
     }
     const asked = pageStatements.reduce((sum, requests) => sum + requests.length, 0)
     expect(asked).toBeLessThanOrEqual(paths.length)
-    if (onPostgres) expect(asked).toBeLessThan(paths.length / 2)
+    expect(asked).toBeLessThan(paths.length / 2)
     for (const [i, path] of paths.entries()) {
       const alone = await (callers[i] as Client).get(path)
       expect(together[i]?.status, together[i]?.text).toBe(200)

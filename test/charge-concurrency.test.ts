@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Client, cardSource, type Json, REDIRECT, type Reply, type TestApp, testApp } from './helpers/app.js'
-import { onPostgres } from './helpers/store.js'
 
 /**
  * Races between two app instances on one PostgreSQL database, as two processes of the service
@@ -8,7 +7,7 @@ import { onPostgres } from './helpers/store.js'
  * charge is captured, voided or answered once.
  */
 
-describe.runIf(onPostgres)('charges under concurrent requests from two instances', () => {
+describe('charges under concurrent requests from two instances', () => {
   let t: TestApp
   let twin: TestApp
   /** the secret test-key clients of both instances; request i goes to instance i % 2 */

@@ -138,7 +138,6 @@ async function recordedApp(entries?: number): Promise<{ app: App; as: Client; st
   const statements: [string, unknown[]][] = []
   const db: Db = {
     ...t.db,
-    kind: t.db.kind,
     query: (sql, params) => {
       statements.push([sql, params ?? []])
       return t.db.query(sql, params)

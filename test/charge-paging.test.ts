@@ -40,7 +40,7 @@ beforeAll(async () => {
   }
   fixtureMs = performance.now() - started
   existing = [...ids].sort().reverse()
-  console.info(`charge-paging: ${FIXTURE} charges created in ${Math.round(fixtureMs)} ms (${t.db.kind})`)
+  console.info(`charge-paging: ${FIXTURE} charges created in ${Math.round(fixtureMs)} ms`)
 }, 120_000)
 afterAll(() => t.close())
 

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Client, cardSource, client, REDIRECT, type Reply, type TestApp, testApp } from './helpers/app.js'
-import { onPostgres } from './helpers/store.js'
 
 /**
  * Customers through HTTP: create, list and its paging, retrieve, the seed's PUT update, delete,
@@ -578,7 +577,7 @@ describe('concurrent attaches in one process', () => {
   })
 })
 
-describe.runIf(onPostgres)('concurrent attaches across two processes (PostgreSQL)', () => {
+describe('concurrent attaches across two processes (PostgreSQL)', () => {
   it('of 20 attaches of one source to 20 customers, exactly one wins', async () => {
     const twin = await t.twin()
     try {

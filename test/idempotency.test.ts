@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Client, cardSource, client, type Reply, type TestApp, testApp } from './helpers/app.js'
-import { onPostgres } from './helpers/store.js'
 
 /**
  * `Idempotency-Key` on POST through HTTP: a retry gets the first answer again and creates nothing;
@@ -336,7 +335,7 @@ describe('one key, concurrent requests in one process', () => {
   })
 })
 
-describe.runIf(onPostgres)('one key across two processes (PostgreSQL)', () => {
+describe('one key across two processes (PostgreSQL)', () => {
   let twin: TestApp
   beforeAll(async () => {
     twin = await t.twin()

@@ -9,7 +9,7 @@ import type { AccountKeys } from '../src/services/accounts.js'
 import type { ServiceOptions } from '../src/services/index.js'
 import type { Db } from '../src/store/db.js'
 import { type Client, cardSource, client, REDIRECT, type Reply } from './helpers/app.js'
-import { onPostgres, type TestStore, testStore } from './helpers/store.js'
+import { type TestStore, testStore } from './helpers/store.js'
 
 /** What the receiver answers to its n-th call (from 1): a status, or 'hang' to never answer. */
 export type Answer = number | 'hang'
@@ -94,8 +94,7 @@ export interface Service {
 
 /**
  * One store, one account and any number of service instances on it, opened and closed as a test
- * needs, as separate service processes would be. On PostgreSQL each instance has its own pool; the
- * embedded store has one connection, which every instance shares and outlives them.
+ * needs, as separate service processes would be. Each instance after the first has a pool of its own.
  */
 export async function harness(): Promise<Harness> {
   const store = await testStore()
@@ -103,7 +102,7 @@ export async function harness(): Promise<Harness> {
   const opened: Service[] = []
   let account: AccountKeys | undefined
   const open = async (notify?: DeliveryWorkerSettings, options: ServiceOptions = {}): Promise<Service> => {
-    const db = onPostgres && opened.length > 0 ? await store.connect() : store.db
+    const db = opened.length > 0 ? await store.connect() : store.db
     const app = await createApp({ db, vault, logger: false, options, notify })
     await app.ready()
     account ??= await app.services.accounts.create('Notify account')

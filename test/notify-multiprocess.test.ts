@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../src/app.js'
 import { Vault } from '../src/crypto/vault.js'
 import { type Client, cardSource, client, REDIRECT, type Reply } from './helpers/app.js'
-import { onPostgres, POSTGRES_URL, type TestStore, testStore } from './helpers/store.js'
+import { type TestStore, testStore } from './helpers/store.js'
 import { type Receiver, sleep, startReceiver, waitFor } from './notify-harness.js'
 
 const EVENTS = 200
@@ -43,7 +43,7 @@ function spawnWorker(env: Record<string, string>): Worker {
   return { child, ready, delivered, exited }
 }
 
-describe.runIf(onPostgres)('two service processes on one PostgreSQL database', () => {
+describe('two service processes on one PostgreSQL database', () => {
   let store: TestStore
   let sk: Client
   let receiver: Receiver
@@ -71,10 +71,8 @@ describe.runIf(onPostgres)('two service processes on one PostgreSQL database', (
       inFlight.delete(id)
       return 200
     })
-    const schema = (await store.db.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]?.s as string
     const env = {
-      JACKDAW_TEST_PG_URL: POSTGRES_URL as string,
-      JACKDAW_TEST_PG_SCHEMA: schema,
+      JACKDAW_TEST_PG_URL: store.url,
       JACKDAW_TEST_KEY: key.toString('base64'),
     }
     workers.push(spawnWorker(env), spawnWorker(env))

@@ -1,5 +1,5 @@
 /**
- * One service process for test/notify-multiprocess.test.ts: the app on a PostgreSQL schema with
+ * One service process for test/notify-multiprocess.test.ts: the app on a PostgreSQL database with
  * its delivery worker, until SIGTERM. Logs go to stdout as JSON lines; the first line says ready.
  */
 import pino from 'pino'
@@ -10,7 +10,6 @@ import { openPostgres } from '../src/store/db.js'
 const env = process.env
 const db = await openPostgres({
   url: env.JACKDAW_TEST_PG_URL as string,
-  schema: env.JACKDAW_TEST_PG_SCHEMA as string,
   poolSize: 5,
 })
 const vault = new Vault(Buffer.from(env.JACKDAW_TEST_KEY as string, 'base64'))

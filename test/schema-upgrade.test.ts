@@ -6,7 +6,7 @@ import { openPostgres, type Queryable } from '../src/store/db.js'
 import { loadMigrations, migrate } from '../src/store/migrate.js'
 import { buildApp, type Client, cardSource, client, type Json, REDIRECT } from './helpers/app.js'
 import { SPEC_SOURCE_TYPES } from './helpers/spec.js'
-import { onPostgres, POSTGRES_URL, type TestStore, testStore } from './helpers/store.js'
+import { type TestStore, testServerUrl, testStore } from './helpers/store.js'
 
 /**
  * A store made before migration 006 (foreign keys from every table to accounts) upgraded in place,
@@ -144,10 +144,10 @@ describe('upgrading a store with payments in it', () => {
  * again: a lone statement is run again, a transaction again whole. One connection, so that the
  * statements run where they were prepared.
  */
-describe.skipIf(!onPostgres)('statements prepared before their answer changed type', () => {
+describe('statements prepared before their answer changed type', () => {
   it('run again, alone and in a transaction, and a transaction writes once', async () => {
     const schema = `t_${randomBytes(6).toString('hex')}`
-    const db = await openPostgres({ url: POSTGRES_URL as string, poolSize: 1 })
+    const db = await openPostgres({ url: testServerUrl(), poolSize: 1 })
     await db.exec(`CREATE SCHEMA ${schema}`)
     await db.exec(`CREATE TABLE ${schema}.notes (id text PRIMARY KEY, body jsonb NOT NULL)`)
     const insert = (tx: Queryable, id: string) =>

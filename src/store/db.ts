@@ -1,8 +1,4 @@
-import { mkdirSync } from 'node:fs'
-import path from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
-import lockfile from 'proper-lockfile'
 
 export interface QueryResult<R> {
   rows: R[]
@@ -27,12 +23,9 @@ export interface Queryable {
 }
 
 export interface Db extends Queryable {
-  readonly kind: 'postgres' | 'pglite'
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
-
-export class StoreLockedError extends Error {}
 
 const INT8 = 20
 const TIMESTAMPTZ = 1184
@@ -158,7 +151,6 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
     }
   }
   return {
-    kind: 'postgres',
     query: (sql, params, options) => query(options?.batch ? batchPool : pool, sql, params),
     exec: async (sql) => {
       await pool.query(sql)
@@ -166,67 +158,6 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
     transaction,
     async close() {
       await Promise.all([pool.end(), batchPool.end()])
-    },
-  }
-}
-
-export interface PgliteOptions {
-  /** a directory for a durable store; absent for an in-memory one */
-  dataDir?: string
-}
-
-export async function openPglite(opts: PgliteOptions = {}): Promise<Db> {
-  let release: (() => Promise<void>) | undefined
-  let dataDir: string | undefined
-  if (opts.dataDir) {
-    mkdirSync(opts.dataDir, { recursive: true })
-    try {
-      release = await lockfile.lock(opts.dataDir, {
-        lockfilePath: path.join(opts.dataDir, 'jackdaw.lock'),
-        stale: 15_000,
-        update: 5_000,
-      })
-    } catch {
-      throw new StoreLockedError(
-        `the data directory ${path.resolve(opts.dataDir)} is in use by another Jackdaw process; ` +
-          'stop it, or set JACKDAW_DATA_DIR to another directory',
-      )
-    }
-    dataDir = path.join(opts.dataDir, 'pg')
-  }
-  const db = new PGlite({
-    dataDir,
-    parsers: { [INT8]: parseInt8, [TIMESTAMPTZ]: formatTimestamp },
-  })
-  try {
-    await db.waitReady
-    await db.exec("SET TIME ZONE 'UTC'")
-  } catch (err) {
-    await release?.()
-    throw err
-  }
-  const norm = <R>(res: { rows: unknown[]; affectedRows?: number }): QueryResult<R> => ({
-    rows: res.rows as R[],
-    rowCount: res.affectedRows ?? res.rows.length,
-  })
-  return {
-    kind: 'pglite',
-    query: async (sql, params) => norm(await db.query(sql, params as unknown[])),
-    exec: async (sql) => {
-      await db.exec(sql)
-    },
-    transaction: (fn) =>
-      db.transaction((tx) =>
-        fn({
-          query: async (sql, params) => norm(await tx.query(sql, params as unknown[])),
-          exec: async (sql) => {
-            await tx.exec(sql)
-          },
-        }),
-      ),
-    async close() {
-      await db.close()
-      await release?.()
     },
   }
 }

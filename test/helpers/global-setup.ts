@@ -1,0 +1,37 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { TestProject } from 'vitest/node'
+import { type EmbeddedServer, startEmbedded } from '../../src/store/embedded.js'
+import { createTemplate, dropDatabase, type TestDatabase } from './database.js'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    testDatabase: TestDatabase
+  }
+}
+
+/**
+ * One PostgreSQL for the whole run: the server TEST_DATABASE_URL names, or else an embedded one
+ * in a directory of its own. A database migrated once serves as the template each test file's
+ * databases are cloned from.
+ */
+export default async function setup(project: TestProject) {
+  let server: EmbeddedServer | undefined
+  let dir: string | undefined
+  let adminUrl = process.env.TEST_DATABASE_URL
+  if (!adminUrl) {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-test-pg-'))
+    // what the tests write need not outlive the run
+    const settings = { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: 400 }
+    server = await startEmbedded(dir, { database: 'postgres', settings })
+    adminUrl = server.url
+  }
+  const template = await createTemplate(adminUrl)
+  project.provide('testDatabase', { adminUrl, template })
+  return async () => {
+    await dropDatabase(adminUrl, template)
+    await server?.stop()
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  }
+}
