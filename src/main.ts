@@ -169,10 +169,9 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
       intervalMs: config.JACKDAW_RECOVERY_INTERVAL_MS,
       graceMs: config.JACKDAW_RECOVERY_GRACE_MS,
       payerTimeoutMs: config.JACKDAW_PAYER_TIMEOUT_SECONDS * 1000,
-      securityCodeRetentionMs: config.JACKDAW_SECURITY_CODE_RETENTION_SECONDS * 1000,
+      cardDataRetentionMs: config.JACKDAW_SECURITY_CODE_RETENTION_SECONDS * 1000,
     },
     idempotencyLeaseSeconds: config.JACKDAW_IDEMPOTENCY_LEASE_SECONDS,
-    renderedViews: { entries: config.JACKDAW_RENDER_CACHE_ENTRIES },
   })
   const address = await app.listen({ port: config.PORT, host: config.HOST })
   if (!opts.quiet) process.stdout.write(banner(config, address, keys, 1))

@@ -122,7 +122,7 @@ async function charge(source: object = cardSource()) {
 }
 
 /** The reversals the service sent in the background after its answers, seen through. */
-const reversalsSent = () => t.app.services.charges.settled()
+const reversalsSent = () => t.app.services.charges.waitForReversals()
 
 /** The reversal still owed to the processor, as the store keeps it. */
 async function reversalOwed(id: string, db = t.db): Promise<boolean> {
