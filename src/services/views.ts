@@ -3,13 +3,6 @@ import type { SourceView } from '../schemas/source.js'
 import type { CustomerRow } from '../store/customers.js'
 import type { SourceRow } from '../store/sources.js'
 
-/** An object the store found current, with the version of the rows it was made from. */
-export interface Versioned<V> {
-  id: string
-  version: string
-  view: V
-}
-
 /** Stored rows as the API shows them; a null column is an absent field. */
 export function sourceView(row: SourceRow): SourceView {
   return {
