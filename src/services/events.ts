@@ -1,8 +1,9 @@
 import { newId } from '../domain/ids.js'
 import { notFound } from '../errors.js'
-import { enqueueDelivery } from '../notify/outbox.js'
+import { deliveryFor, enqueueDelivery } from '../notify/outbox.js'
 import type { ChargeView } from '../schemas/charge.js'
 import type { EventView } from '../schemas/event.js'
+import type { EventToStore } from '../store/authorization-outcomes.js'
 import type { Db, Queryable } from '../store/db.js'
 import type { EventRow } from '../store/events.js'
 import * as events from '../store/events.js'
@@ -25,6 +26,10 @@ export function eventView(e: EventRow): EventView {
 export interface EventRecorder {
   /** Stores an event with its notify call (when the charge's source has a notify address). */
   record(tx: Queryable, scope: Scope, type: string, charge: ChargeView): Promise<EventView>
+  /** The same, as values for a caller that stores them in its own statement, made at `at`. */
+  prepare(scope: Scope, type: string, charge: ChargeView, at: string): EventToStore
+  /** Tells the delivery worker of a notify call such a caller stored. */
+  stored(event: EventToStore): void
 }
 
 export function eventService(deps: {
@@ -47,6 +52,15 @@ export function eventService(deps: {
         deps.onNotifyQueued?.()
       }
       return view
+    },
+    prepare(scope, type, charge, at) {
+      const id = newId('event')
+      const url = charge.source.redirect?.notify
+      const view = eventView({ id, livemode: scope.livemode, type, charge_id: charge.id, data: charge, created_at: at })
+      return { id, type, data: charge, delivery: url ? deliveryFor(view, url) : undefined }
+    },
+    stored(event) {
+      if (event.delivery) deps.onNotifyQueued?.()
     },
   }
 

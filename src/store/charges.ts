@@ -160,8 +160,8 @@ export async function getChargeByKey(db: Queryable, scope: Scope, key: string): 
   return res.rows[0]
 }
 
-export async function patchCharge(db: Queryable, id: string, patch: ChargePatch): Promise<ChargeRow> {
-  const params: unknown[] = [id]
+/** `column = $n, …` of a patch, its values appended to `params`. */
+export function patchSets(patch: ChargePatch, params: unknown[]): string[] {
   const sets: string[] = []
   for (const [column, value] of Object.entries(patch)) {
     if (value === undefined) continue
@@ -169,6 +169,12 @@ export async function patchCharge(db: Queryable, id: string, patch: ChargePatch)
     params.push(param(column, value))
     sets.push(`${column} = $${params.length}${JSON_COLUMNS.has(column) ? '::json' : ''}`)
   }
+  return sets
+}
+
+export async function patchCharge(db: Queryable, id: string, patch: ChargePatch): Promise<ChargeRow> {
+  const params: unknown[] = [id]
+  const sets = patchSets(patch, params)
   const res = await db.query<ChargeRow>(
     `UPDATE charges SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${SELECT}`,
     params,
@@ -207,11 +213,6 @@ export async function claimAbandoned(db: Queryable, timeoutMs: number, limit = 2
     [timeoutMs, limit],
   )
   return res.rows
-}
-
-/** The processor gave no answer to an authorization and may hold one all the same: a reversal is owed. */
-export async function oweReversal(db: Queryable, id: string): Promise<void> {
-  await db.query('UPDATE charges SET reversal_asked_at = now() WHERE id = $1', [id])
 }
 
 /**

@@ -221,22 +221,3 @@ export interface SourceAfterAuthorization {
   /** the card's check or the bank account changed, as the API shows the source */
   changed: boolean
 }
-
-export async function settleSource(db: Queryable, id: string, after: SourceAfterAuthorization): Promise<SourceRow> {
-  const res = await db.query<SourceRow>(
-    `UPDATE sources SET card = $2::json, bank_account = $3::json,
-       card_cvc_enc = CASE WHEN $4 THEN NULL ELSE card_cvc_enc END,
-       card_number_enc = CASE WHEN $5 THEN NULL ELSE card_number_enc END,
-       updated_at = CASE WHEN $6 THEN now() ELSE updated_at END
-     WHERE id = $1 RETURNING ${SELECT}`,
-    [
-      id,
-      after.card === null ? null : JSON.stringify(after.card),
-      after.bankAccount === null ? null : JSON.stringify(after.bankAccount),
-      after.eraseSecurityCode,
-      after.eraseCardNumber,
-      after.changed,
-    ],
-  )
-  return res.rows[0] as SourceRow
-}

@@ -1,10 +1,12 @@
 import { hash, randomBytes } from 'node:crypto'
+import { timestampNow } from '../../domain/time.js'
 import { type PaymentRequest, type Processor, ProcessorError } from '../../processor/processor.js'
 import type { ChargeView } from '../../schemas/charge.js'
 import type { SourceType } from '../../schemas/source.js'
-import { type ChargePatch, type ChargeRow, oweReversal, patchCharge, settleReversal } from '../../store/charges.js'
+import { recordAuthorizationOutcome } from '../../store/authorization-outcomes.js'
+import { type ChargePatch, type ChargeRow, settleReversal } from '../../store/charges.js'
 import type { Scope } from '../../store/scope.js'
-import { type SourceWithCard, settleSource } from '../../store/sources.js'
+import type { SourceRow, SourceWithCard } from '../../store/sources.js'
 import type { AuthorizationResult, ChargeContext, HostedPageUrl, StoredAction } from './context.js'
 import { chargeView } from './views.js'
 
@@ -137,10 +139,11 @@ export function authorizations(ctx: ChargeContext) {
   }
 
   /**
-   * Records an authorization's result in one transaction: the charge as decided with its
-   * operation done, its source as the processor left it, and its event. Card data serves the
-   * authorization only: the security code is erased once it is decided, and so is a single-use
-   * source's number (a saved card keeps it, to be charged again).
+   * Records an authorization's result: the charge as decided with its operation done, its source
+   * as the processor left it, and its event, in one statement. The charge is worked out from the
+   * row in hand: the operation under way holds it, so nothing else changes it meanwhile. Card data
+   * serves the authorization only: the security code is erased once it is decided, and so is a
+   * single-use source's number (a saved card keeps it, to be charged again).
    */
   async function record(
     scope: Scope,
@@ -149,26 +152,39 @@ export function authorizations(ctx: ChargeContext) {
     result: AuthorizationResult,
     url: HostedPageUrl,
   ): Promise<ChargeView> {
+    const at = timestampNow(charge.updated_at, source.updated_at)
     const { patch, eventType } = decision(charge, result, url)
     const cvcCheck = result.outcome === 'unknown' ? undefined : result.cvcCheck
     const checked = cvcCheck === 'pass' || cvcCheck === 'fail' ? cvcCheck : undefined
     const bankAccount = result.outcome === 'authorized' ? result.bankAccount : undefined
     const decided = result.outcome !== 'action_required'
-    const view = await db.transaction(async (tx) => {
-      const row = await patchCharge(tx, charge.id, patch)
-      const settled = await settleSource(tx, source.id, {
-        card: checked && source.card ? { ...source.card, cvc_checked: checked } : source.card,
-        bankAccount: bankAccount ? { ...bankAccount } : source.bank_account,
+    const changed = checked !== undefined || bankAccount !== undefined
+    const settled: SourceRow = {
+      ...source,
+      card: checked && source.card ? { ...source.card, cvc_checked: checked } : source.card,
+      bank_account: bankAccount ? { ...bankAccount } : source.bank_account,
+      updated_at: changed ? at : source.updated_at,
+    }
+    // refunds come only after an authorization, so there are none yet
+    const view = chargeView({ ...charge, ...patch, processing: null, updated_at: at }, settled, [])
+    const event = events.prepare(scope, eventType, view, at)
+    await recordAuthorizationOutcome(db, {
+      scope,
+      chargeId: charge.id,
+      charge: patch,
+      source: {
+        id: source.id,
+        card: settled.card,
+        bankAccount: settled.bank_account,
         eraseSecurityCode: decided,
         eraseCardNumber: decided && !source.vaulted,
-        changed: checked !== undefined || bankAccount !== undefined,
-      })
-      if (result.outcome === 'unknown') await oweReversal(tx, charge.id)
-      // refunds come only after an authorization, so there are none yet
-      const view = chargeView(row, settled, [])
-      await events.record(tx, scope, eventType, view)
-      return view
+        changed,
+      },
+      reversalOwed: result.outcome === 'unknown',
+      event,
+      at,
     })
+    events.stored(event)
     // the reversal is owed in the store already: the charge is answered without waiting a second
     // call timeout for it, and a process that dies meanwhile leaves it to the recovery sweep
     if (result.outcome === 'unknown') track(reverseUnknown(scope, charge.id))
