@@ -1,6 +1,8 @@
 import type { ChargeStatus } from '../domain/charge-state.js'
 import type { Queryable } from './db.js'
+import { timestampsFromJson } from './joined.js'
 import type { Scope } from './scope.js'
+import { SOURCE_COLUMNS, type SourceWithCard } from './sources.js'
 
 export interface ChargeRow {
   id: string
@@ -109,13 +111,42 @@ export interface NewCharge {
   idempotency_key: string | null
 }
 
-/** A new charge is recorded before the processor is called: pending, with the call under way. */
-export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): Promise<ChargeRow> {
-  const res = await db.query<ChargeRow>(
-    `INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
-       description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key)
-     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, 'pending', $10, $11, 'authorize', $12::json, $13)
-     RETURNING ${SELECT}`,
+/** What `insertCharge` found: the source as it was, and the charge when the source could be taken. */
+export interface ChargeInsertion {
+  /** undefined when the scope has no such source */
+  source?: SourceWithCard | undefined
+  charge?: ChargeRow | undefined
+}
+
+/**
+ * Records a new charge on the source it takes, in one statement, before the processor is called:
+ * pending, with the authorization under way. The source is read with its card data and locked
+ * (a detach, an attach or another charge of it waits, or is waited for), and taken when it belongs
+ * to the charge's customer (to no customer, for a charge without one) and, if single-use, is
+ * unused: it is then consumed. Answers the source as it was found, with the charge when it was
+ * taken; the caller explains a source not taken.
+ */
+export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): Promise<ChargeInsertion> {
+  const res = await db.query<{ source: SourceWithCard | null; charge: ChargeRow | null; consumed_at: string | null }>(
+    `WITH source AS (
+       SELECT ${SOURCE_COLUMNS.join(', ')}, card_number_enc, card_cvc_enc FROM sources
+       WHERE id = $4 AND account_id = $2 AND livemode = $3 FOR UPDATE
+     ), usable AS (
+       SELECT id, vaulted FROM source WHERE customer_id IS NOT DISTINCT FROM $5::text AND (vaulted OR NOT used)
+     ), consumed AS (
+       UPDATE sources s SET used = true, updated_at = now() FROM usable
+       WHERE s.id = usable.id AND NOT usable.vaulted
+       RETURNING s.updated_at
+     ), charge AS (
+       INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
+         description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key)
+       SELECT $1::text, $2::text, $3::boolean, $4::text, $5::text, $6::bigint, $6::bigint, $7::text, $8::text,
+         $9::text, 'pending', $10::boolean, $11::boolean, 'authorize', $12::json, $13::text
+       FROM usable
+       RETURNING ${SELECT}
+     )
+     SELECT (SELECT to_json(s) FROM source s) AS source, (SELECT to_json(c) FROM charge c) AS charge,
+       (SELECT updated_at FROM consumed) AS consumed_at`,
     [
       c.id,
       scope.accountId,
@@ -132,7 +163,12 @@ export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): P
       c.idempotency_key,
     ],
   )
-  return res.rows[0] as ChargeRow
+  const found = res.rows[0]
+  if (!found?.source) return {}
+  const source = timestampsFromJson(found.source, SOURCE_COLUMNS)
+  if (!found.charge) return { source }
+  const consumed = found.consumed_at ? { used: true, updated_at: found.consumed_at } : {}
+  return { source: { ...source, ...consumed }, charge: timestampsFromJson(found.charge, CHARGE_COLUMNS) }
 }
 
 /** With `lock`, the row stays locked until the transaction ends. */

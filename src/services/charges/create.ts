@@ -5,9 +5,9 @@ import type { ChargeView, CreateChargeInput } from '../../schemas/charge.js'
 import { findAccount } from '../../store/accounts.js'
 import { type ChargeRow, getChargeByKey, insertCharge, type NewCharge } from '../../store/charges.js'
 import { getCustomer } from '../../store/customers.js'
-import type { Queryable } from '../../store/db.js'
+import type { Db } from '../../store/db.js'
 import type { Scope } from '../../store/scope.js'
-import { consumeSource, getSourceWithCard, type SourceWithCard } from '../../store/sources.js'
+import type { SourceRow } from '../../store/sources.js'
 import type { Authorizations } from './authorization.js'
 import type { ChargeContext, HostedPageUrl } from './context.js'
 
@@ -33,33 +33,28 @@ export function descriptorFrom(name: string): string {
 }
 
 /**
- * The source a new charge takes, read with its card data and locked for the rest of the
- * transaction: a detach, an attach or another charge of it waits until the charge is recorded. A
- * saved source is charged with its customer; a single-use one is consumed.
+ * Why a new charge could not take its source: there is none, the customer named is missing or is
+ * not the source's owner, the source is saved to a customer not named, or it is used.
  */
-async function takeSource(tx: Queryable, scope: Scope, input: CreateChargeInput): Promise<SourceWithCard> {
-  const source = await getSourceWithCard(tx, scope, input.source, true)
-  if (!source) throw new AppError('resource_missing', `No such source: '${input.source}'`, { param: 'source' })
+async function whyNotTaken(db: Db, scope: Scope, input: CreateChargeInput, source?: SourceRow): Promise<AppError> {
+  if (!source) return new AppError('resource_missing', `No such source: '${input.source}'`, { param: 'source' })
   if (input.customer !== undefined) {
-    if (!(await getCustomer(tx, scope, input.customer))) {
-      throw new AppError('resource_missing', `No such customer: '${input.customer}'`, { param: 'customer' })
+    if (!(await getCustomer(db, scope, input.customer))) {
+      return new AppError('resource_missing', `No such customer: '${input.customer}'`, { param: 'customer' })
     }
     if (source.customer_id !== input.customer) {
-      throw new AppError('customer_source_mismatch', `The source ${source.id} does not belong to ${input.customer}`, {
+      return new AppError('customer_source_mismatch', `The source ${source.id} does not belong to ${input.customer}`, {
         param: 'customer',
       })
     }
   } else if (source.customer_id !== null) {
-    throw new AppError(
+    return new AppError(
       'customer_source_mismatch',
       `The source ${source.id} is saved to a customer; pass that customer to charge it`,
       { param: 'customer' },
     )
   }
-  if (source.vaulted) return source
-  const consumed = await consumeSource(tx, scope, source.id)
-  if (!consumed) throw new AppError('source_used', `The source ${source.id} has already been used`, { param: 'source' })
-  return { ...source, ...consumed }
+  return new AppError('source_used', `The source ${source.id} has already been used`, { param: 'source' })
 }
 
 export function chargeCreation(
@@ -81,8 +76,8 @@ export function chargeCreation(
   }
 
   /**
-   * A new charge: recorded pending with its source taken, in one transaction, then authorized
-   * outside it, so no transaction waits on the processor. A retry of a request whose process died
+   * A new charge: recorded pending with its source taken (store/charges.ts, insertCharge), then
+   * authorized, so no transaction waits on the processor. A retry of a request whose process died
    * (same Idempotency-Key) carries on with the charge its first attempt made.
    */
   async function create(
@@ -113,10 +108,8 @@ export function chargeCreation(
       metadata: input.metadata ?? {},
       idempotency_key: idempotencyKey ?? null,
     }
-    const { charge, source } = await db.transaction(async (tx) => {
-      const source = await takeSource(tx, scope, input)
-      return { charge: await insertCharge(tx, scope, fields), source }
-    })
+    const { charge, source } = await insertCharge(db, scope, fields)
+    if (!charge || !source) throw await whyNotTaken(db, scope, input, source)
     return auth.authorize(scope, charge, source, url, false)
   }
 
