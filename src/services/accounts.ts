@@ -130,12 +130,6 @@ export function accountService(deps: { db: Db; vault: Vault }) {
     }
   }
 
-  async function webhookSecret(scope: Scope): Promise<string> {
-    const row = await accounts.findAccount(db, scope.accountId)
-    if (!row) throw new AppError('resource_missing', 'No such account')
-    return vault.decrypt(scope.livemode ? row.webhook_secret_live_enc : row.webhook_secret_test_enc)
-  }
-
   async function rollWebhookSecret(scope: Scope): Promise<string> {
     const secret = newWebhookSecret()
     await accounts.updateWebhookSecret(db, scope.accountId, scope.livemode, vault.encrypt(secret))
@@ -157,7 +151,7 @@ export function accountService(deps: { db: Db; vault: Vault }) {
     return key
   }
 
-  return { create, authenticate, me, webhookSecret, rollWebhookSecret, rollKey, first: () => accounts.firstAccount(db) }
+  return { create, authenticate, me, rollWebhookSecret, rollKey, first: () => accounts.firstAccount(db) }
 }
 
 export type AccountService = ReturnType<typeof accountService>
