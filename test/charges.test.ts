@@ -664,7 +664,7 @@ describe('create charge: validation and rules', () => {
     expect(h.statement_descriptor).toBe(hundred)
     await refused({ statement_descriptor: 'AB' }, 422, 'parameter_invalid', 'statement_descriptor')
     await refused({ statement_descriptor: 'A'.repeat(101) }, 422, 'parameter_invalid', 'statement_descriptor')
-    for (const bad of ['Shop!', 'Shop<script>', 'Café', 'a/b', 'x@y.z']) {
+    for (const bad of ['Shop!', 'Shop<script>', 'Café', 'a/b', 'x@y.z', 'ACME\u2028\n', 'ACME\r\nX', 'ACME\u00a0X']) {
       await refused({ statement_descriptor: bad }, 422, 'parameter_invalid', 'statement_descriptor')
     }
   })
