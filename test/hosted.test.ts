@@ -208,6 +208,13 @@ describe('hosted page: wallets, card scheme, QR and bank transfer', () => {
     expect((await t.anon.get(jpy.page)).text).toContain('¥1,500')
     const eur = await pending({ type: 'wallet_a', redirect: REDIRECT }, { amount: 123456, currency: 'eur' })
     expect((await t.anon.get(eur.page)).text).toContain('€1,234.56')
+    // ISO 4217's minor unit, where the runtime's Intl shows whole forints and dinars
+    const huf = await pending({ type: 'wallet_a', redirect: REDIRECT }, { amount: 150050, currency: 'huf' })
+    expect((await t.anon.get(huf.page)).text).toMatch(/HUF\s1,500\.50/)
+    const iqd = await pending({ type: 'wallet_a', redirect: REDIRECT }, { amount: 1234567, currency: 'iqd' })
+    expect((await t.anon.get(iqd.page)).text).toMatch(/IQD\s1,234\.567/)
+    const kwd = await pending({ type: 'wallet_a', redirect: REDIRECT }, { amount: 99_999_999_999, currency: 'kwd' })
+    expect((await t.anon.get(kwd.page)).text).toMatch(/KWD\s99,999,999\.999/)
   })
 })
 

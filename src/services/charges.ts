@@ -973,5 +973,5 @@ export type ChargeService = ReturnType<typeof chargeService>
 export function chargeBodyViolations(body: unknown): Violation[] {
   const currency = typeof body === 'object' && body !== null ? (body as { currency?: unknown }).currency : undefined
   if (typeof currency !== 'string' || normalizeCurrency(currency)) return []
-  return [{ code: 'parameter_invalid', param: 'currency', msg: 'currency is not an ISO 4217 code' }]
+  return [{ code: 'parameter_invalid', param: 'currency', msg: 'currency is not the ISO 4217 code of a currency' }]
 }

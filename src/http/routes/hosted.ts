@@ -1,6 +1,7 @@
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { majorUnits, minorUnits } from '../../domain/money.js'
 import { AppError } from '../../errors.js'
 import type { PayerStep } from '../../processor/processor.js'
 import type { Services } from '../../services/index.js'
@@ -33,13 +34,21 @@ button[value=approve]{background:#1d7f3a;color:#fff;border-color:#1d7f3a}</style
 <body><div class="box">${body}</div></body></html>`
 }
 
+/** The amount in its currency's major unit, by ISO 4217's minor unit; Intl only draws the symbol. */
 function formatAmount(amount: number, currency: string): string {
+  const digits = minorUnits(currency)
+  const major = majorUnits(amount, currency)
   try {
-    const digits =
-      new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount / 10 ** digits)
+    const format = new Intl.NumberFormat('en', {
+      style: 'currency',
+      currency,
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    })
+    // a decimal text is formatted exactly, where a number past 2^53 / 10^digits would not be
+    return format.format(major as unknown as number)
   } catch {
-    return `${amount} ${currency.toUpperCase()}`
+    return `${major} ${currency.toUpperCase()}`
   }
 }
 
