@@ -399,6 +399,35 @@ describe('what each source type needs', () => {
       ])
     }
   })
+
+  it('sends a payer to https addresses only, and to http ones in test mode', async () => {
+    const refusedEverywhere = [
+      'intent://pay#Intent;scheme=bank;end',
+      'blob:https://shop.example/0f3c',
+      'x:y',
+      'http:evil.example',
+      'https:evil.example',
+      'http:/evil.example',
+      'ftp://shop.example/ok',
+      'ws://shop.example/ok',
+      'https://user:pw@shop.example/ok',
+      'https://shop.example@evil.example/ok',
+    ]
+    for (const field of ['success', 'fail']) {
+      for (const key of [t.pk, t.pkLive]) {
+        for (const bad of refusedEverywhere) {
+          const res = await create(withValue(walletBody(), ['redirect', field], bad), key)
+          expectRefused(res, ['body', 'redirect', field], 'parameter_invalid')
+        }
+        expectOk(await create(withValue(walletBody(), ['redirect', field], 'HTTPS://shop.example/ok?x=1'), key))
+      }
+      const http = withValue(walletBody(), ['redirect', field], 'http://shop.example/ok')
+      expectOk(await create(http, t.pk))
+      const live = await create(http, t.pkLive)
+      expectRefused(live, ['body', 'redirect', field], 'parameter_invalid')
+      expect(live.body.error.message).toBe(`redirect.${field} must be an https URL in live mode`)
+    }
+  })
 })
 
 describe('card number and expiry', () => {

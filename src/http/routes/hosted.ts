@@ -5,6 +5,7 @@ import { majorUnits, minorUnits } from '../../domain/money.js'
 import { AppError } from '../../errors.js'
 import type { PayerStep } from '../../processor/processor.js'
 import type { Services } from '../../services/index.js'
+import { redirectAddressProblem } from '../../services/sources.js'
 import { baseUrlOf } from '../base-url.js'
 
 const escapeHtml = (s: string) =>
@@ -144,9 +145,10 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
       if (!done) return notFound(reply)
       const { view, source } = done
       const redirect = source.redirect as { success?: string; fail?: string } | null
-      const target =
-        view.status === 'succeeded' ? redirect?.success : view.status === 'pending' ? undefined : redirect?.fail
-      if (target) return reply.redirect(target, 303)
+      const field = view.status === 'succeeded' ? 'success' : view.status === 'pending' ? undefined : 'fail'
+      const target = field && redirect?.[field]
+      // an address stored before the scheme rules held is not followed: the page says the outcome
+      if (target && !redirectAddressProblem(field, target, view.livemode)) return reply.redirect(target, 303)
       if (view.status === 'pending') {
         return reply.redirect(view.source.action?.url ?? `/v2/hosted/charges/${view.id}`, 303)
       }
