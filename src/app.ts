@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyRequest,
   type preValidationHookHandler,
 } from 'fastify'
 import type { Redis } from 'ioredis'
@@ -17,6 +18,7 @@ import type { Vault } from './crypto/vault.js'
 import { AppError, withViolations } from './errors.js'
 import { authHook, presentedKey } from './http/auth.js'
 import { type AuthFailureSettings, authFailureCounter } from './http/auth-failures.js'
+import { DOCS_CSP, DOCS_PREFIX, setResponseHeaders } from './http/headers.js'
 import { registerIdempotency } from './http/idempotency.js'
 import { DEFAULT_RENDERED_ENTRIES, type RenderedSettings } from './http/rendered.js'
 import { chargeRoutes } from './http/routes/charges.js'
@@ -196,6 +198,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       socket.end(
         `HTTP/1.1 ${e.status} ${reason}\r\n` +
           `Content-Type: application/json; charset=utf-8\r\nRequest-Id: req_${randomHex(12)}\r\n` +
+          'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n' +
           `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       )
     },
@@ -203,6 +206,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     frameworkErrors: (err, request, reply) => {
       const mapped = frameworkError(err) ?? new AppError('request_invalid', 'The request is malformed')
       const raw = reply as unknown as FastifyReply
+      // no hook runs for these: the headers every answer carries are set here
+      setResponseHeaders(request as unknown as FastifyRequest, raw)
       raw.header('Request-Id', request.id).code(mapped.status).type('application/json').send(mapped.toBody())
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
@@ -247,8 +252,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
   })
   // an answer given while closing also ends its connection, which would otherwise stay open,
   // kept alive, until its idle timeout and hold the shutdown up that long
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (closing) reply.header('Connection', 'close')
+    setResponseHeaders(request, reply)
     done(null, payload)
   })
   // hooks on every request take a callback, not a promise: one less turn of the event loop each
@@ -352,7 +358,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       security: [{ basicAuth: [] }, { bearerAuth: [] }],
     },
   })
-  await app.register(swaggerUi, { routePrefix: '/v2/docs', logLevel: 'warn' })
+  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, logLevel: 'warn', staticCSP: DOCS_CSP })
   app.get('/v2/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger())
 
   // Every API route sits behind the key check and the idempotency hooks; documents do not.

@@ -61,6 +61,10 @@ function expectHtml(res: Reply, status: number) {
   const csp = String(res.headers['content-security-policy'])
   expect(csp).toContain("default-src 'none'")
   expect(csp).toContain("frame-ancestors 'none'")
+  // the page's token is in its address: no Referer carries it on, and no cache keeps the page
+  expect(res.headers['referrer-policy']).toBe('no-referrer')
+  expect(res.headers['cache-control']).toBe('no-store')
+  expect(res.headers['x-content-type-options']).toBe('nosniff')
   expect(res.text).toMatch(/^<!doctype html>/i)
 }
 
@@ -90,6 +94,8 @@ describe('hosted page: 3-D Secure', () => {
     const res = await submit(h.action, { token: h.token, decision: 'approve' })
     expect(res.status).toBe(303)
     expect(res.headers.location).toBe(REDIRECT.success)
+    // the redirect's own policy holds for the request that follows it
+    expect(res.headers['referrer-policy']).toBe('no-referrer')
     const after = await charge(h.charge.id)
     expect(after).toMatchObject({ status: 'succeeded', authorized: true, captured: true })
     expect(after.source.action).toBeUndefined()

@@ -70,12 +70,17 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
   { services, publicUrl },
 ) => {
   await app.register(formbody, { bodyLimit: 4096 })
+  // every answer of these pages, errors and redirects too: the page's token is in its address, which
+  // a browser would otherwise send on, as the Referer, to the shop the payer goes to next
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer')
+    done()
+  })
 
   const notFound = (reply: import('fastify').FastifyReply) =>
     reply
       .code(404)
       .type('text/html')
-      .header('content-security-policy', CSP)
       .send(page('Payment not found', '<h1>Payment not found</h1><p>This payment link is not valid.</p>'))
 
   app.get(
@@ -85,7 +90,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
       const found = await services.charges.hostedCharge(req.params.ch_id, req.query.token ?? '')
       if (!found) return notFound(reply)
       const { row, step, accountName } = found
-      reply.type('text/html').header('content-security-policy', CSP).header('cache-control', 'no-store')
+      reply.type('text/html')
       if (row.status !== 'pending' || !step) {
         return page('Payment', `<h1>Payment ${escapeHtml(row.status)}</h1><p>There is nothing left to do here.</p>`)
       }
@@ -111,11 +116,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
     async (req, reply) => {
       const decision = req.body.decision
       if (decision !== 'approve' && decision !== 'decline') {
-        return reply
-          .code(400)
-          .type('text/html')
-          .header('content-security-policy', CSP)
-          .send(page('Payment', '<h1>Choose approve or decline</h1>'))
+        return reply.code(400).type('text/html').send(page('Payment', '<h1>Choose approve or decline</h1>'))
       }
       let done: Awaited<ReturnType<Services['charges']['hostedAnswer']>>
       try {
@@ -133,8 +134,6 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         return reply
           .code(err.status)
           .type('text/html')
-          .header('content-security-policy', CSP)
-          .header('cache-control', 'no-store')
           .send(
             page(
               'Payment',
@@ -154,7 +153,6 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
       }
       return reply
         .type('text/html')
-        .header('content-security-policy', CSP)
         .send(page('Payment', `<h1>Payment ${escapeHtml(view.status)}</h1><p>You can close this page.</p>`))
     },
   )
