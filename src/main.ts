@@ -57,6 +57,19 @@ export function liveProcessorOf(config: Config): Processor | undefined {
       `JACKDAW_LIVE_PROCESSOR_URL must use https (card data is sent to it), or name this machine (localhost, 127.0.0.1, [::1]); it names ${url.hostname}`,
     )
   }
+  // a payer's hosted link carries its token: in live mode it is never built from a request's Host
+  // header, which whoever sends the request chooses
+  if (!config.JACKDAW_PUBLIC_URL) {
+    throw new ConfigError(
+      'JACKDAW_PUBLIC_URL is required with JACKDAW_LIVE_PROCESSOR_URL: live payers are sent to hosted pages at that address',
+    )
+  }
+  const publicUrl = new URL(config.JACKDAW_PUBLIC_URL)
+  if (publicUrl.protocol !== 'https:' && !LOOPBACK_HOST.test(publicUrl.hostname)) {
+    throw new ConfigError(
+      `JACKDAW_PUBLIC_URL must use https in live mode (payers' links carry a token), or name this machine; it names ${publicUrl.hostname}`,
+    )
+  }
   // the sweep takes an operation older than its grace for one a dead process left, and sends it again
   if (config.JACKDAW_RECOVERY_GRACE_MS <= PROCESSOR_CALL_TIMEOUT_MS) {
     throw new ConfigError(

@@ -250,7 +250,7 @@ describe('notify calls', () => {
   })
 
   it('live mode: an address that now resolves to a private range fails the attempt without a call', async () => {
-    const options = { liveProcessor: new Simulator() }
+    const options = { liveProcessor: new Simulator(), publicUrl: 'https://pay.jackdaw.test' }
     const queuer = await service(undefined, options)
     const r = await receiver(() => 200)
     const refused = await queuer.skLive.post('/v2/sources/', {

@@ -53,6 +53,9 @@ export function client(app: App, key?: string): Client {
   }
 }
 
+/** The public address of test apps with a live processor that name none of their own. */
+export const LIVE_PUBLIC_URL = 'https://pay.jackdaw.test'
+
 export interface TestApp {
   app: App
   store: TestStore
@@ -123,7 +126,10 @@ export async function buildApp(
   })
   // the service's own logger, as `jackdaw serve` makes it, at its most talkative
   const logger = makeLogger({ LOG_LEVEL: 'trace' }, sink)
-  const app = await createApp({ db, vault, logger, options, ...extras })
+  // live mode needs the address payers reach the service at, as `jackdaw serve` does
+  const withLive =
+    options.liveProcessor && !('publicUrl' in options) ? { publicUrl: LIVE_PUBLIC_URL, ...options } : options
+  const app = await createApp({ db, vault, logger, options: withLive, ...extras })
   await app.ready()
   return { app, logs }
 }
