@@ -16,10 +16,11 @@ import { DEFAULT_REQUEST_TIMEOUT_MS } from './config.js'
 import { randomHex } from './crypto/random.js'
 import type { Vault } from './crypto/vault.js'
 import { AppError, withViolations } from './errors.js'
-import { authHook, presentedKey } from './http/auth.js'
+import { authHook } from './http/auth.js'
 import { type AuthFailureSettings, authFailureCounter } from './http/auth-failures.js'
 import { DOCS_CSP, DOCS_PREFIX, setResponseHeaders } from './http/headers.js'
 import { registerIdempotency } from './http/idempotency.js'
+import { rateLimitKey } from './http/rate-key.js'
 import { DEFAULT_RENDERED_ENTRIES, type RenderedSettings } from './http/rendered.js'
 import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
@@ -309,15 +310,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
       nameSpace: limit.namespace ?? 'jackdaw-rate:',
       // a Redis outage must not stop payments: requests pass uncounted until it is back
       skipOnError: true,
-      // per key, by its hash, so no key is written to Redis; requests without one, per address
-      keyGenerator: (req) => {
-        const presented = presentedKey(req)
-        return presented ? `key:${presented.hash}` : `ip:${req.ip}`
-      },
+      keyGenerator: rateLimitKey,
       errorResponseBuilder: (_req, ctx) =>
         new AppError(
           'rate_limited',
-          `Too many requests: at most ${ctx.max} per ${limit.windowMs} ms for one key; retry after ${ctx.after}`,
+          `Too many requests: at most ${ctx.max} per ${limit.windowMs} ms for one key or address; retry after ${ctx.after}`,
         ),
     })
   }
@@ -363,6 +360,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
 
   // Every API route sits behind the key check and the idempotency hooks; documents do not.
   await app.register(async (api) => {
+    // an API route takes a secret key unless it says otherwise; the rate limit reads this too
+    api.addHook('onRoute', (route) => {
+      route.config = { ...route.config, auth: route.config?.auth ?? 'secret' }
+    })
     // after the rate limit (its hooks are the routes' own onRequest hooks), so that requests
     // without a valid key are counted too, by address, before any key is looked up
     api.addHook(

@@ -45,7 +45,7 @@ const ConfigSchema = Type.Object({
   /** how often the embedded store analyzes and vacuums the tables that changed (it has no autovacuum) */
   JACKDAW_MAINTENANCE_INTERVAL_MS: Type.Integer({ minimum: 100, default: 30000 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
-  /** requests one key may make per window */
+  /** requests per window: per secret key, per public key and client address, per address for the rest */
   JACKDAW_RATE_LIMIT: Type.Integer({ minimum: 1, default: 100 }),
   JACKDAW_RATE_WINDOW_MS: Type.Integer({ minimum: 100, default: 1000 }),
   /** well-formed but unknown keys one client address may send per window before it is refused; 0 counts none */
