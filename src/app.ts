@@ -417,7 +417,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const notify = deps.notify
   if (notify) {
     app.addHook('onReady', async () => {
-      worker ??= startDeliveryWorker({ ...notify, db: deps.db, vault: deps.vault, logger: deps.logger })
+      worker ??= startDeliveryWorker({
+        allow: options.notifyAllow,
+        resolver: options.notifyResolver,
+        ...notify,
+        db: deps.db,
+        vault: deps.vault,
+        logger: deps.logger,
+      })
     })
     app.addHook('onClose', async () => {
       await worker?.stop()

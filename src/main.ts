@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino'
 import { createApp } from './app.js'
-import { type Config, ConfigError, parseConfig } from './config.js'
+import { type Config, ConfigError, notifyAllowList, parseConfig } from './config.js'
 import { withoutCardNumbers } from './errors.js'
 import { notifyWorkerSettings } from './notify/worker.js'
 import { HttpProcessor, PROCESSOR_CALL_TIMEOUT_MS } from './processor/http-connector.js'
@@ -125,6 +125,11 @@ function banner(config: Config, address: string, keys: TestKeys | undefined, wor
     `  store: ${config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded, ${path.resolve(config.JACKDAW_DATA_DIR)}`}`,
     `  API reference: ${address}/v2/docs`,
   ]
+  lines.push(
+    config.JACKDAW_NOTIFY_ALLOW_HOSTS
+      ? `  notify calls may also go to: ${config.JACKDAW_NOTIFY_ALLOW_HOSTS}`
+      : '  notify calls go to public addresses only; for a receiver on this machine, start with JACKDAW_NOTIFY_ALLOW_HOSTS=127.0.0.1,localhost',
+  )
   if (keys) {
     lines.push(`  test secret key: ${keys.sk_test_key}`, `  test public key: ${keys.pk_test_key}`)
     lines.push(`  try: curl -u ${keys.sk_test_key}: ${address}/v2/me`)
@@ -170,7 +175,12 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     logger,
     bodyLimit: config.JACKDAW_BODY_LIMIT,
     requestTimeoutMs: config.JACKDAW_REQUEST_TIMEOUT_MS,
-    options: { publicUrl: config.JACKDAW_PUBLIC_URL, listenUrl: listenUrlOf(config), liveProcessor },
+    options: {
+      publicUrl: config.JACKDAW_PUBLIC_URL,
+      listenUrl: listenUrlOf(config),
+      liveProcessor,
+      notifyAllow: notifyAllowList(config),
+    },
     notify: config.JACKDAW_NOTIFY_WORKER ? notifyWorkerSettings(config) : undefined,
     rateLimit: { max: config.JACKDAW_RATE_LIMIT, windowMs: config.JACKDAW_RATE_WINDOW_MS, redis },
     authFailures:
