@@ -49,8 +49,8 @@ const COLUMNS =
 
 const ATTEMPT_COLUMNS = 'delivery_id, number, started_at, duration_ms, status_code, error, succeeded'
 
-export const INTERRUPTED =
-  'no outcome recorded: the worker making this attempt stopped or lost its lease before it finished'
+/** The error class of an attempt whose worker stopped, or lost its lease, before recording an outcome. */
+export const INTERRUPTED = 'interrupted'
 
 export async function insertDelivery(
   db: Queryable,

@@ -10,7 +10,7 @@ export const DeliveryAttempt = Type.Object({
   }),
   error: Type.Union([Type.String(), Type.Null()], {
     description:
-      'Why the attempt failed, as a class: http_status, timeout, connect_timeout, connection_refused, connection_reset, connection_closed, unreachable, tls, invalid_response, dns, address_refused, invalid_url, not_sent, network_error; null when a 2xx came. An attempt cut off by its worker stopping says so in a sentence',
+      'Why the attempt failed, as a class: http_status, timeout, connect_timeout, connection_refused, connection_reset, connection_closed, unreachable, tls, invalid_response, dns, address_refused, invalid_url, not_sent, network_error, interrupted (its worker stopped before recording an outcome); null when a 2xx came',
   }),
   succeeded: Type.Boolean({ description: 'true for a 2xx answer within the timeout' }),
 })
