@@ -377,6 +377,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(chargeRoutes, {
       services,
       publicUrl: options.publicUrl,
+      live: options.liveProcessor !== undefined,
       rendered: deps.renderedViews ?? { entries: DEFAULT_RENDERED_ENTRIES },
     })
     await api.register(eventRoutes, { services })

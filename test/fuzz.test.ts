@@ -455,6 +455,8 @@ const email = fc
   .map(([local, domain, tld]) => `${local.replace(/\.\.+/g, '.')}@${domain}.${tld}`)
 
 const uri = fc.webUrl({ withQueryParameters: true, withFragments: true }).filter((u) => u.length <= 2083)
+/** A payer is sent to https addresses only in live mode (docs/api.md, sources). */
+const httpsUri = uri.map((u) => u.replace(/^http:/, 'https:')).filter((u) => u.length <= 2083)
 
 const address = fc.record(
   {
@@ -476,14 +478,18 @@ const owner = fc.record(
   { requiredKeys: [] },
 )
 /** A valid create-source body: card sources carry a card, the others a redirect (docs). */
-const validSourceBody = (withNotify: boolean) =>
+const validSourceBody = (withNotify: boolean, livemode = false) =>
   fc.constantFrom(...SPEC_SOURCE_TYPES).chain((type) =>
     fc
       .record(
         {
           card: cardInput,
           redirect: fc.record(
-            { success: uri, fail: uri, ...(withNotify ? { notify: uri } : {}) },
+            {
+              success: livemode ? httpsUri : uri,
+              fail: livemode ? httpsUri : uri,
+              ...(withNotify ? { notify: uri } : {}),
+            },
             { requiredKeys: ['success', 'fail'] },
           ),
           owner,
@@ -1810,7 +1816,7 @@ describe('fuzz: valid create-source bodies', () => {
           fc.constantFrom('skTest', 'pkTest', 'skLive', 'pkLive') as fc.Arbitrary<keyof Fixtures['keys']>,
         )
         .chain(([withNotify, key]) =>
-          validSourceBody(withNotify && key.endsWith('Test')).map((body) => ({ body, key })),
+          validSourceBody(withNotify && key.endsWith('Test'), key.endsWith('Live')).map((body) => ({ body, key })),
         )
       await fc.assert(
         fc.asyncProperty(req, async ({ body, key }) => {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { chargeBodyViolations } from '../../services/charges.js'
 import type { Services } from '../../services/index.js'
-import { baseUrlOf } from '../base-url.js'
+import { baseUrlOf, chargeBaseUrlOf } from '../base-url.js'
 import { pageOf } from '../lists.js'
 import { listJson, type RenderedSettings, renderedObjects } from '../rendered.js'
 import {
@@ -22,8 +22,10 @@ const tags = ['charges']
 export const chargeRoutes: FastifyPluginAsyncTypebox<{
   services: Services
   publicUrl?: string | undefined
+  /** a live processor is configured: live charges then need the public URL (chargeBaseUrlOf) */
+  live: boolean
   rendered: RenderedSettings
-}> = async (app, { services, publicUrl, rendered: renderedSettings }) => {
+}> = async (app, { services, publicUrl, live, rendered: renderedSettings }) => {
   const charges = services.charges
   const rendered = renderedObjects<ChargeView>(renderedSettings)
 
@@ -43,7 +45,9 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
     async (req, reply) =>
       reply
         .code(201)
-        .send(await charges.create(req.caller, req.body, baseUrlOf(req, publicUrl), req.idempotencyClaim?.key)),
+        .send(
+          await charges.create(req.caller, req.body, chargeBaseUrlOf(req, publicUrl, live), req.idempotencyClaim?.key),
+        ),
   )
 
   app.get(
