@@ -64,6 +64,8 @@ const env = {
   PORT: String(PORT),
   LOG_LEVEL: 'error',
   JACKDAW_NOTIFY_SCHEDULE: '0.2,0.5,1,1,2',
+  // the receiver is on this machine: a local receiver must be allowed
+  JACKDAW_NOTIFY_ALLOW_HOSTS: '127.0.0.1',
   JACKDAW_IDEMPOTENCY_LEASE_SECONDS: '3',
   // a call claimed by a process that was killed is taken over after this long
   JACKDAW_NOTIFY_LEASE_MS: '3000',

@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyRequest,
   type preValidationHookHandler,
 } from 'fastify'
 import type { Redis } from 'ioredis'
@@ -15,9 +16,11 @@ import { DEFAULT_REQUEST_TIMEOUT_MS } from './config.js'
 import { randomHex } from './crypto/random.js'
 import type { Vault } from './crypto/vault.js'
 import { AppError, withViolations } from './errors.js'
-import { authHook, presentedKey } from './http/auth.js'
+import { authHook } from './http/auth.js'
 import { type AuthFailureSettings, authFailureCounter } from './http/auth-failures.js'
+import { DOCS_CSP, DOCS_PREFIX, setResponseHeaders } from './http/headers.js'
 import { registerIdempotency } from './http/idempotency.js'
+import { rateLimitKey } from './http/rate-key.js'
 import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
 import { deliveryRoutes } from './http/routes/deliveries.js'
@@ -193,6 +196,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       socket.end(
         `HTTP/1.1 ${e.status} ${reason}\r\n` +
           `Content-Type: application/json; charset=utf-8\r\nRequest-Id: req_${randomHex(12)}\r\n` +
+          'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n' +
           `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       )
     },
@@ -200,6 +204,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     frameworkErrors: (err, request, reply) => {
       const mapped = frameworkError(err) ?? new AppError('request_invalid', 'The request is malformed')
       const raw = reply as unknown as FastifyReply
+      // no hook runs for these: the headers every answer carries are set here
+      setResponseHeaders(request as unknown as FastifyRequest, raw)
       raw.header('Request-Id', request.id).code(mapped.status).type('application/json').send(mapped.toBody())
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
@@ -249,8 +255,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
   })
   // an answer given while closing also ends its connection, which would otherwise stay open,
   // kept alive, until its idle timeout and hold the shutdown up that long
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (closing) reply.header('Connection', 'close')
+    setResponseHeaders(request, reply)
     done(null, payload)
   })
   // hooks on every request take a callback, not a promise: one less turn of the event loop each
@@ -305,15 +312,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
       nameSpace: limit.namespace ?? 'jackdaw-rate:',
       // a Redis outage must not stop payments: requests pass uncounted until it is back
       skipOnError: true,
-      // per key, by its hash, so no key is written to Redis; requests without one, per address
-      keyGenerator: (req) => {
-        const presented = presentedKey(req)
-        return presented ? `key:${presented.hash}` : `ip:${req.ip}`
-      },
+      keyGenerator: rateLimitKey,
       errorResponseBuilder: (_req, ctx) =>
         new AppError(
           'rate_limited',
-          `Too many requests: at most ${ctx.max} per ${limit.windowMs} ms for one key; retry after ${ctx.after}`,
+          `Too many requests: at most ${ctx.max} per ${limit.windowMs} ms for one key or address; retry after ${ctx.after}`,
         ),
     })
   }
@@ -354,11 +357,15 @@ export async function createApp(deps: AppDeps): Promise<App> {
       security: [{ basicAuth: [] }, { bearerAuth: [] }],
     },
   })
-  await app.register(swaggerUi, { routePrefix: '/v2/docs', logLevel: 'warn' })
+  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, logLevel: 'warn', staticCSP: DOCS_CSP })
   app.get('/v2/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger())
 
   // Every API route sits behind the key check and the idempotency hooks; documents do not.
   await app.register(async (api) => {
+    // an API route takes a secret key unless it says otherwise; the rate limit reads this too
+    api.addHook('onRoute', (route) => {
+      route.config = { ...route.config, auth: route.config?.auth ?? 'secret' }
+    })
     // after the rate limit (its hooks are the routes' own onRequest hooks), so that requests
     // without a valid key are counted too, by address, before any key is looked up
     api.addHook(
@@ -369,7 +376,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(meRoutes, { services })
     await api.register(sourceRoutes, { services })
     await api.register(customerRoutes, { services })
-    await api.register(chargeRoutes, { services, publicUrl: options.publicUrl })
+    await api.register(chargeRoutes, {
+      services,
+      publicUrl: options.publicUrl,
+      live: options.liveProcessor !== undefined,
+    })
     await api.register(eventRoutes, { services })
     await api.register(deliveryRoutes, { services })
   })
@@ -410,7 +421,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const notify = deps.notify
   if (notify) {
     app.addHook('onReady', async () => {
-      worker ??= startDeliveryWorker({ ...notify, db: deps.db, vault: deps.vault, logger: deps.logger })
+      worker ??= startDeliveryWorker({
+        allow: options.notifyAllow,
+        resolver: options.notifyResolver,
+        ...notify,
+        db: deps.db,
+        vault: deps.vault,
+        logger: deps.logger,
+      })
     })
     app.addHook('onClose', async () => {
       await worker?.stop()

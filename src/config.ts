@@ -1,6 +1,8 @@
 import proxyAddr from '@fastify/proxy-addr'
 import { type Static, Type } from 'typebox'
 import { Value } from 'typebox/value'
+import { DEFAULT_CONNECT_TIMEOUT_MS } from './notify/send.js'
+import { NotifyAllowList } from './services/notify-address.js'
 
 /**
  * All configuration comes from the environment and is validated here, once, so a bad value stops
@@ -8,6 +10,8 @@ import { Value } from 'typebox/value'
  */
 /** How long a client may take to send a whole request, unless told otherwise. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+/** The notify calls one account, or one receiving host, may have in flight in a process, unless told. */
+export const DEFAULT_NOTIFY_SHARE = 4
 
 const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
@@ -33,6 +37,17 @@ const ConfigSchema = Type.Object({
   JACKDAW_NOTIFY_LEASE_MS: Type.Optional(Type.Integer({ minimum: 1000, maximum: 3600000 })),
   /** notify calls one process has in flight at once */
   JACKDAW_NOTIFY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  /** of those, the most for one account, and the most to one receiving host */
+  JACKDAW_NOTIFY_ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_NOTIFY_SHARE }),
+  JACKDAW_NOTIFY_HOST_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_NOTIFY_SHARE }),
+  /** how long a receiver's connection may take to open, apart from the time it has to answer */
+  JACKDAW_NOTIFY_CONNECT_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 60000,
+    default: DEFAULT_CONNECT_TIMEOUT_MS,
+  }),
+  /** receivers notify calls may go to besides public addresses: host names, addresses, CIDR ranges */
+  JACKDAW_NOTIFY_ALLOW_HOSTS: Type.Optional(Type.String()),
   /** an Idempotency-Key held by a request that died is free again after this long */
   JACKDAW_IDEMPOTENCY_LEASE_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
   /** an operation under way with the processor this long is taken for interrupted and finished */
@@ -43,7 +58,7 @@ const ConfigSchema = Type.Object({
   /** a card's security code is erased this long after its source was made, and the number of a source never used; at most 30 days */
   JACKDAW_SECURITY_CODE_RETENTION_SECONDS: Type.Integer({ minimum: 60, maximum: 2592000, default: 86400 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
-  /** requests one key may make per window */
+  /** requests per window: per secret key, per public key and client address, per address for the rest */
   JACKDAW_RATE_LIMIT: Type.Integer({ minimum: 1, default: 100 }),
   JACKDAW_RATE_WINDOW_MS: Type.Integer({ minimum: 100, default: 1000 }),
   /** well-formed but unknown keys one client address may send per window before it is refused; 0 counts none */
@@ -83,6 +98,11 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       errors.push({ name, message: 'must be a whole number' })
     }
   }
+  try {
+    NotifyAllowList.parse(env.JACKDAW_NOTIFY_ALLOW_HOSTS ?? '')
+  } catch (err) {
+    errors.push({ name: 'JACKDAW_NOTIFY_ALLOW_HOSTS', message: (err as Error).message })
+  }
   const proxies = env.JACKDAW_TRUST_PROXY
   if (proxies) {
     try {
@@ -113,4 +133,9 @@ export function notifySchedule(config: Config): number[] {
   // 65.6 h after the first (72.2 h at most with the jitter); one more would be past 3 days
   if (!text) return [60, 300, 1800, 7200, 18000, 36000, 43200, 43200, 43200, 43200]
   return text.split(',').map(Number)
+}
+
+/** The receivers notify calls may go to besides public addresses (JACKDAW_NOTIFY_ALLOW_HOSTS). */
+export function notifyAllowList(config: Config): NotifyAllowList {
+  return NotifyAllowList.parse(config.JACKDAW_NOTIFY_ALLOW_HOSTS ?? '')
 }

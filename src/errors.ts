@@ -73,6 +73,19 @@ export function withoutCardNumbers(text: string): string {
   return text.replace(CARD_NUMBER_LIKE, '[redacted]')
 }
 
+/**
+ * An error's answer stays small whatever the request: a body of thousands of unknown fields, or
+ * one very long field name, would otherwise come back many times its size. `detail` lists the
+ * first entries and the message counts every one.
+ */
+export const MAX_DETAIL_ENTRIES = 50
+export const MAX_MESSAGE_LENGTH = 1000
+const MAX_DETAIL_MSG_LENGTH = 300
+/** a field name in `param` or `loc`: the longest the interface has is far shorter */
+const MAX_NAME_LENGTH = 200
+
+const capped = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
+
 export class AppError extends Error {
   readonly code: ErrorCode
   readonly param: string | undefined
@@ -85,11 +98,15 @@ export class AppError extends Error {
     extra: { param?: string; detail?: ValidationDetail[]; headers?: Record<string, string> } = {},
   ) {
     // messages are answered, logged and kept with idempotency keys: no card number goes with them
-    super(withoutCardNumbers(message))
+    super(capped(withoutCardNumbers(message), MAX_MESSAGE_LENGTH))
     this.name = 'AppError'
     this.code = code
-    this.param = extra.param
-    this.detail = extra.detail
+    this.param = extra.param === undefined ? undefined : capped(extra.param, MAX_NAME_LENGTH)
+    this.detail = extra.detail?.slice(0, MAX_DETAIL_ENTRIES).map((d) => ({
+      loc: d.loc.map((part) => (typeof part === 'string' ? capped(part, MAX_NAME_LENGTH) : part)),
+      msg: capped(d.msg, MAX_DETAIL_MSG_LENGTH),
+      type: d.type,
+    }))
     this.headers = extra.headers
   }
 
@@ -134,11 +151,15 @@ const detailOf = (v: Violation): ValidationDetail => ({
   type: v.type ?? 'value_error',
 })
 
-/** The message of a 422: its one problem, or how many there are and each. */
+/**
+ * The message of a 422: its one problem, or how many there are and each (past MAX_DETAIL_ENTRIES,
+ * the first ones, as `detail` lists them).
+ */
 export function problemsMessage(detail: ValidationDetail[]): string {
-  return detail.length === 1
-    ? (detail[0] as ValidationDetail).msg
-    : `${detail.length} problems: ${detail.map((d) => d.msg).join('; ')}`
+  if (detail.length === 1) return (detail[0] as ValidationDetail).msg
+  const listed = detail.slice(0, MAX_DETAIL_ENTRIES)
+  const more = detail.length > listed.length ? ` (detail lists the first ${listed.length})` : ''
+  return `${detail.length} problems${more}: ${listed.map((d) => d.msg).join('; ')}`
 }
 
 /**

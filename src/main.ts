@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino'
 import { createApp } from './app.js'
-import { type Config, ConfigError, parseConfig } from './config.js'
+import { type Config, ConfigError, notifyAllowList, parseConfig } from './config.js'
 import { loadOrCreateKeyFile } from './crypto/vault.js'
 import { withoutCardNumbers } from './errors.js'
 import { notifyWorkerSettings } from './notify/worker.js'
@@ -55,6 +55,19 @@ export function liveProcessorOf(config: Config): Processor | undefined {
   if (url.protocol !== 'https:' && !LOOPBACK_HOST.test(url.hostname)) {
     throw new ConfigError(
       `JACKDAW_LIVE_PROCESSOR_URL must use https (card data is sent to it), or name this machine (localhost, 127.0.0.1, [::1]); it names ${url.hostname}`,
+    )
+  }
+  // a payer's hosted link carries its token: in live mode it is never built from a request's Host
+  // header, which whoever sends the request chooses
+  if (!config.JACKDAW_PUBLIC_URL) {
+    throw new ConfigError(
+      'JACKDAW_PUBLIC_URL is required with JACKDAW_LIVE_PROCESSOR_URL: live payers are sent to hosted pages at that address',
+    )
+  }
+  const publicUrl = new URL(config.JACKDAW_PUBLIC_URL)
+  if (publicUrl.protocol !== 'https:' && !LOOPBACK_HOST.test(publicUrl.hostname)) {
+    throw new ConfigError(
+      `JACKDAW_PUBLIC_URL must use https in live mode (payers' links carry a token), or name this machine; it names ${publicUrl.hostname}`,
     )
   }
   // the sweep takes an operation older than its grace for one a dead process left, and sends it again
@@ -106,7 +119,7 @@ async function defaultAccount(config: Config, store: Store): Promise<TestKeys | 
   return keys
 }
 
-function banner(address: string, store: Store, keys: TestKeys | undefined, workers: number): string {
+function banner(config: Config, address: string, store: Store, keys: TestKeys | undefined, workers: number): string {
   const server = store.embedded
   const lines = [
     `Jackdaw listening on ${address}${workers > 1 ? ` (${workers} processes)` : ''}`,
@@ -115,6 +128,11 @@ function banner(address: string, store: Store, keys: TestKeys | undefined, worke
       : '  store: PostgreSQL (DATABASE_URL)',
     `  API reference: ${address}/v2/docs`,
   ]
+  lines.push(
+    config.JACKDAW_NOTIFY_ALLOW_HOSTS
+      ? `  notify calls may also go to: ${config.JACKDAW_NOTIFY_ALLOW_HOSTS}`
+      : '  notify calls go to public addresses only; for a receiver on this machine, start with JACKDAW_NOTIFY_ALLOW_HOSTS=127.0.0.1,localhost',
+  )
   if (keys) {
     lines.push(`  test secret key: ${keys.sk_test_key}`, `  test public key: ${keys.pk_test_key}`)
     lines.push(`  try: curl -u ${keys.sk_test_key}: ${address}/v2/me`)
@@ -153,7 +171,12 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     logger,
     bodyLimit: config.JACKDAW_BODY_LIMIT,
     requestTimeoutMs: config.JACKDAW_REQUEST_TIMEOUT_MS,
-    options: { publicUrl: config.JACKDAW_PUBLIC_URL, listenUrl: listenUrlOf(config), liveProcessor },
+    options: {
+      publicUrl: config.JACKDAW_PUBLIC_URL,
+      listenUrl: listenUrlOf(config),
+      liveProcessor,
+      notifyAllow: notifyAllowList(config),
+    },
     notify: config.JACKDAW_NOTIFY_WORKER ? notifyWorkerSettings(config) : undefined,
     rateLimit: { max: config.JACKDAW_RATE_LIMIT, windowMs: config.JACKDAW_RATE_WINDOW_MS, redis },
     authFailures:
@@ -170,7 +193,7 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     idempotencyLeaseSeconds: config.JACKDAW_IDEMPOTENCY_LEASE_SECONDS,
   })
   const address = await app.listen({ port: config.PORT, host: config.HOST })
-  if (!opts.quiet) process.stdout.write(banner(address, store, keys, 1))
+  if (!opts.quiet) process.stdout.write(banner(config, address, store, keys, 1))
 
   let closing = false
   const shutdown = async (signal: string) => {
@@ -238,7 +261,7 @@ export async function serveCluster(config: Config, workers: number) {
       if (!announced && listening >= workers) {
         announced = true
         const host = addr.address && addr.address !== '::' ? addr.address : config.HOST
-        process.stdout.write(banner(`http://${host}:${addr.port}`, store, keys, workers))
+        process.stdout.write(banner(config, `http://${host}:${addr.port}`, store, keys, workers))
       }
     })
     cluster.on('exit', (worker, code, signal) => {

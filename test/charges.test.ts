@@ -591,6 +591,7 @@ describe('create charge: validation and rules', () => {
     expectError(res, status, code, param)
     const src = await t.sk.get(`/v2/sources/${id}`)
     expect(src.body.used).toBe(false)
+    return res
   }
 
   it.each([
@@ -613,6 +614,33 @@ describe('create charge: validation and rules', () => {
     await refused({ currency }, 422, 'parameter_invalid', 'currency')
   })
 
+  // ISO 4217 codes that are not money: testing, no currency, precious metals, units of account, funds
+  it.each([
+    'XXX',
+    'xts',
+    'XAU',
+    'XAG',
+    'XPT',
+    'XPD',
+    'XBA',
+    'XBD',
+    'XDR',
+    'XSU',
+    'XUA',
+    'BOV',
+    'CLF',
+    'COU',
+    'MXV',
+    'UYI',
+    'UYW',
+    'CHE',
+    'CHW',
+    'USN',
+  ])('currency %s, an ISO 4217 code of no money, is 422', async (currency) => {
+    const res = await refused({ currency }, 422, 'parameter_invalid', 'currency')
+    expect(res.body.error.message).toBe('currency is not the ISO 4217 code of a currency')
+  })
+
   it('a body its schema refuses also names a currency ISO 4217 does not know', async () => {
     const res = await post({ amount: 0, currency: 'xyz', source: await freshId() })
     expectError(res, 422, 'parameter_invalid', 'amount')
@@ -626,10 +654,10 @@ describe('create charge: validation and rules', () => {
     ['UsD', 'usd'],
     ['EUR', 'eur'],
     ['jpy', 'jpy'],
+    ['KWD', 'kwd'],
     // current ISO 4217 codes that some runtimes' Intl lists lack: the Venezuelan bolívar of 2021,
-    // a fund code, the Zimbabwe gold of 2024
+    // the Zimbabwe gold of 2024
     ['VED', 'ved'],
-    ['CLF', 'clf'],
     ['ZWG', 'zwg'],
   ])('currency %s is returned as %s', async (currency, lower) => {
     const c = await created(sourceBody('card'), { currency })
@@ -664,7 +692,7 @@ describe('create charge: validation and rules', () => {
     expect(h.statement_descriptor).toBe(hundred)
     await refused({ statement_descriptor: 'AB' }, 422, 'parameter_invalid', 'statement_descriptor')
     await refused({ statement_descriptor: 'A'.repeat(101) }, 422, 'parameter_invalid', 'statement_descriptor')
-    for (const bad of ['Shop!', 'Shop<script>', 'Café', 'a/b', 'x@y.z']) {
+    for (const bad of ['Shop!', 'Shop<script>', 'Café', 'a/b', 'x@y.z', 'ACME\u2028\n', 'ACME\r\nX', 'ACME\u00a0X']) {
       await refused({ statement_descriptor: bad }, 422, 'parameter_invalid', 'statement_descriptor')
     }
   })

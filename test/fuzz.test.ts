@@ -1411,7 +1411,7 @@ describe('fuzz: valid create-source bodies', () => {
           fc.constantFrom('skTest', 'pkTest', 'skLive', 'pkLive') as fc.Arbitrary<keyof Fixtures['keys']>,
         )
         .chain(([withNotify, key]) =>
-          validSourceBody(withNotify && key.endsWith('Test')).map((body) => ({ body, key })),
+          validSourceBody(withNotify && key.endsWith('Test'), key.endsWith('Live')).map((body) => ({ body, key })),
         )
       await fc.assert(
         fc.asyncProperty(req, async ({ body, key }) => {

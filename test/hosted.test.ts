@@ -61,6 +61,10 @@ function expectHtml(res: Reply, status: number) {
   const csp = String(res.headers['content-security-policy'])
   expect(csp).toContain("default-src 'none'")
   expect(csp).toContain("frame-ancestors 'none'")
+  // the page's token is in its address: no Referer carries it on, and no cache keeps the page
+  expect(res.headers['referrer-policy']).toBe('no-referrer')
+  expect(res.headers['cache-control']).toBe('no-store')
+  expect(res.headers['x-content-type-options']).toBe('nosniff')
   expect(res.text).toMatch(/^<!doctype html>/i)
 }
 
@@ -90,6 +94,8 @@ describe('hosted page: 3-D Secure', () => {
     const res = await submit(h.action, { token: h.token, decision: 'approve' })
     expect(res.status).toBe(303)
     expect(res.headers.location).toBe(REDIRECT.success)
+    // the redirect's own policy holds for the request that follows it
+    expect(res.headers['referrer-policy']).toBe('no-referrer')
     const after = await charge(h.charge.id)
     expect(after).toMatchObject({ status: 'succeeded', authorized: true, captured: true })
     expect(after.source.action).toBeUndefined()
@@ -208,6 +214,13 @@ describe('hosted page: wallets, card scheme, QR and bank transfer', () => {
     expect((await t.anon.get(jpy.page)).text).toContain('¥1,500')
     const eur = await pending({ type: 'wallet_a', redirect: REDIRECT }, { amount: 123456, currency: 'eur' })
     expect((await t.anon.get(eur.page)).text).toContain('€1,234.56')
+    // ISO 4217's minor unit, where the runtime's Intl shows whole forints and dinars
+    const huf = await pending({ type: 'wallet_a', redirect: REDIRECT }, { amount: 150050, currency: 'huf' })
+    expect((await t.anon.get(huf.page)).text).toMatch(/HUF\s1,500\.50/)
+    const iqd = await pending({ type: 'wallet_a', redirect: REDIRECT }, { amount: 1234567, currency: 'iqd' })
+    expect((await t.anon.get(iqd.page)).text).toMatch(/IQD\s1,234\.567/)
+    const kwd = await pending({ type: 'wallet_a', redirect: REDIRECT }, { amount: 99_999_999_999, currency: 'kwd' })
+    expect((await t.anon.get(kwd.page)).text).toMatch(/KWD\s99,999,999\.999/)
   })
 })
 

@@ -7,7 +7,7 @@ import { HttpProcessor } from '../src/processor/http-connector.js'
 import { type PaymentRequest, ProcessorError } from '../src/processor/processor.js'
 import { createProcessorServer } from '../src/processor/server.js'
 import { Simulator } from '../src/processor/simulator.js'
-import { cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
+import { type Client, cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
 
 const SECRET = 'processor-shared-secret-0123456789'
 /** The simulator as a processor service, noting the reversals it is asked for. */
@@ -152,9 +152,57 @@ describe('live mode through a processor reached over HTTP', () => {
   })
 })
 
+describe("a live payer's hosted link", () => {
+  const wallet = { type: 'wallet_a', redirect: { success: 'https://shop.example/ok', fail: 'https://shop.example/no' } }
+  const pendingCharge = async (c: Client, headers: Record<string, string>) => {
+    const src = await c.post('/v2/sources/', wallet)
+    expect(src.status, src.text).toBe(200)
+    return c.post('/v2/charges/', { amount: 100, currency: 'usd', source: src.body.id }, headers)
+  }
+
+  it('is never built from the Host header: without a public address a live charge is refused', async () => {
+    const unset = await testApp({ liveProcessor: new Simulator(), publicUrl: undefined })
+    try {
+      const refused = await pendingCharge(unset.skLive, { host: 'evil.example' })
+      expect(refused.status).toBe(400)
+      expect(refused.body.error.code).toBe('livemode_unavailable')
+      expect(refused.body.error.message).toMatch(/JACKDAW_PUBLIC_URL/)
+      // test mode goes on following the request's address
+      const test = await pendingCharge(unset.sk, { host: 'dev.example:8080' })
+      expect(test.body.source.action.url).toMatch(/^http:\/\/dev\.example:8080\/v2\/hosted\/charges\//)
+    } finally {
+      await unset.close()
+    }
+  })
+
+  it('is on the public address, whatever Host the request names', async () => {
+    const set = await testApp({ liveProcessor: new Simulator(), publicUrl: 'https://pay.example/' })
+    try {
+      const charge = await pendingCharge(set.skLive, { host: 'evil.example' })
+      expect(charge.status, charge.text).toBe(201)
+      expect(charge.body.source.action.url).toMatch(/^https:\/\/pay\.example\/v2\/hosted\/charges\/ch_/)
+    } finally {
+      await set.close()
+    }
+  })
+})
+
 describe('the way to the live processor', () => {
-  const settings = (url: string) =>
-    parseConfig({ JACKDAW_LIVE_PROCESSOR_URL: url, JACKDAW_LIVE_PROCESSOR_SECRET: SECRET })
+  const settings = (url: string, publicUrl = 'https://pay.example') =>
+    parseConfig({
+      JACKDAW_LIVE_PROCESSOR_URL: url,
+      JACKDAW_LIVE_PROCESSOR_SECRET: SECRET,
+      JACKDAW_PUBLIC_URL: publicUrl,
+    })
+
+  it('needs the public address of the hosted pages, over https unless it names this machine', () => {
+    const url = 'https://processor.example'
+    const noPublicUrl = parseConfig({ JACKDAW_LIVE_PROCESSOR_URL: url, JACKDAW_LIVE_PROCESSOR_SECRET: SECRET })
+    expect(() => liveProcessorOf(noPublicUrl)).toThrow(/JACKDAW_PUBLIC_URL is required with JACKDAW_LIVE_PROCESSOR_URL/)
+    expect(() => liveProcessorOf(settings(url, 'http://pay.example'))).toThrow(/JACKDAW_PUBLIC_URL must use https/)
+    expect(liveProcessorOf(settings(url, 'http://localhost:8080'))).toBeInstanceOf(HttpProcessor)
+    expect(liveProcessorOf(settings(url))).toBeInstanceOf(HttpProcessor)
+  })
 
   it('must be https unless the processor is on this machine: card data travels on it', () => {
     for (const url of ['http://processor.example', 'http://10.0.0.5:8443', 'http://127.0.0.1.example.com']) {
@@ -176,6 +224,7 @@ describe('the way to the live processor', () => {
       parseConfig({
         JACKDAW_LIVE_PROCESSOR_URL: url,
         JACKDAW_LIVE_PROCESSOR_SECRET: SECRET,
+        JACKDAW_PUBLIC_URL: 'https://pay.example',
         JACKDAW_RECOVERY_GRACE_MS: ms,
       })
     for (const ms of ['100', '5000', '10000']) {

@@ -8,7 +8,7 @@ import type { DeliveryWorkerSettings } from '../src/notify/worker.js'
 import type { AccountKeys } from '../src/services/accounts.js'
 import type { ServiceOptions } from '../src/services/index.js'
 import type { Db } from '../src/store/db.js'
-import { type Client, cardSource, client, REDIRECT, type Reply } from './helpers/app.js'
+import { type Client, cardSource, client, REDIRECT, type Reply, testOptions } from './helpers/app.js'
 import { type TestStore, testStore } from './helpers/store.js'
 
 /** What the receiver answers to its n-th call (from 1): a status, or 'hang' to never answer. */
@@ -103,7 +103,7 @@ export async function harness(): Promise<Harness> {
   let account: AccountKeys | undefined
   const open = async (notify?: DeliveryWorkerSettings, options: ServiceOptions = {}): Promise<Service> => {
     const db = opened.length > 0 ? await store.connect() : store.db
-    const app = await createApp({ db, vault, logger: false, options, notify })
+    const app = await createApp({ db, vault, logger: false, options: testOptions(options), notify })
     await app.ready()
     account ??= await app.services.accounts.create('Notify account')
     const s: Service = {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../src/app.js'
 import { Vault } from '../src/crypto/vault.js'
-import { type Client, cardSource, client, REDIRECT, type Reply } from './helpers/app.js'
+import { type Client, cardSource, client, REDIRECT, type Reply, testOptions } from './helpers/app.js'
 import { type TestStore, testStore } from './helpers/store.js'
 import { type Receiver, sleep, startReceiver, waitFor } from './notify-harness.js'
 
@@ -56,7 +56,7 @@ describe('two service processes on one PostgreSQL database', () => {
   beforeAll(async () => {
     store = await testStore()
     const key = randomBytes(32)
-    const app = await createApp({ db: store.db, vault: new Vault(key), logger: false })
+    const app = await createApp({ db: store.db, vault: new Vault(key), logger: false, options: testOptions() })
     await app.ready()
     close = () => app.close()
     const account = await app.services.accounts.create('Two workers')

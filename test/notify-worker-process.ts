@@ -5,6 +5,7 @@
 import pino from 'pino'
 import { createApp } from '../src/app.js'
 import { Vault } from '../src/crypto/vault.js'
+import { NotifyAllowList } from '../src/services/notify-address.js'
 import { openPostgres } from '../src/store/db.js'
 
 const env = process.env
@@ -18,6 +19,8 @@ const app = await createApp({
   db,
   vault,
   logger,
+  // the test's receivers are on this machine
+  options: { notifyAllow: NotifyAllowList.parse('127.0.0.1') },
   notify: { schedule: [0.2, 0.5, 1, 2], timeoutMs: 5000, pollMs: 50, concurrency: 4 },
 })
 await app.ready()

@@ -18,8 +18,8 @@ afterAll(() => t.close())
 type Json = Record<string, unknown>
 type Path = string[]
 
-/** Pattern P of the interface, exactly as the interface writes it. */
-const PATTERN_P_AS_WRITTEN = String.raw`^[A-Za-z0-9\\s\\'#_\\.\\-,]+$`
+/** Pattern P as the interface writes it, its `\s` narrowed to the space and the tab (docs/api.md). */
+const PATTERN_P_AS_WRITTEN = String.raw`^[A-Za-z0-9 \\t\\'#_\\.\\-,]+$`
 
 const thisYear = new Date().getUTCFullYear()
 const thisMonth = new Date().getUTCMonth() + 1
@@ -220,8 +220,8 @@ describe('pattern P', () => {
     ),
   ]
 
-  it("accepts letters, digits, whitespace and the characters ' # _ . - , in every pattern-P field", async () => {
-    const allowed = "Aa Zz 09\t'#_.-,\nx"
+  it("accepts letters, digits, the space, the tab and the characters ' # _ . - , in every pattern-P field", async () => {
+    const allowed = "Aa Zz 09\t'#_.-, x"
     for (const [path, base] of patternFields) {
       const res = await create(withValue(base(), path, allowed))
       expectOk(res)
@@ -262,6 +262,20 @@ describe('pattern P', () => {
     '中',
     '😀',
     '\u0000',
+    // whitespace other than the space and the tab: line breaks, no-break and wide spaces, the BOM
+    '\n',
+    '\r',
+    '\v',
+    '\f',
+    '\u0085',
+    '\u00a0',
+    '\u1680',
+    '\u2000',
+    '\u2028',
+    '\u2029',
+    '\u202f',
+    '\u3000',
+    '\ufeff',
   ]
 
   it('refuses every other character in card.name', async () => {
@@ -383,6 +397,35 @@ describe('what each source type needs', () => {
         'redirect',
         'success',
       ])
+    }
+  })
+
+  it('sends a payer to https addresses only, and to http ones in test mode', async () => {
+    const refusedEverywhere = [
+      'intent://pay#Intent;scheme=bank;end',
+      'blob:https://shop.example/0f3c',
+      'x:y',
+      'http:evil.example',
+      'https:evil.example',
+      'http:/evil.example',
+      'ftp://shop.example/ok',
+      'ws://shop.example/ok',
+      'https://user:pw@shop.example/ok',
+      'https://shop.example@evil.example/ok',
+    ]
+    for (const field of ['success', 'fail']) {
+      for (const key of [t.pk, t.pkLive]) {
+        for (const bad of refusedEverywhere) {
+          const res = await create(withValue(walletBody(), ['redirect', field], bad), key)
+          expectRefused(res, ['body', 'redirect', field], 'parameter_invalid')
+        }
+        expectOk(await create(withValue(walletBody(), ['redirect', field], 'HTTPS://shop.example/ok?x=1'), key))
+      }
+      const http = withValue(walletBody(), ['redirect', field], 'http://shop.example/ok')
+      expectOk(await create(http, t.pk))
+      const live = await create(http, t.pkLive)
+      expectRefused(live, ['body', 'redirect', field], 'parameter_invalid')
+      expect(live.body.error.message).toBe(`redirect.${field} must be an https URL in live mode`)
     }
   })
 })

@@ -2,17 +2,41 @@ import http from 'node:http'
 import https from 'node:https'
 import type { LookupFunction } from 'node:net'
 import {
-  checkNotifyAddress,
-  isPublicAddress,
+  NotifyAllowList,
+  type NotifyHostRefused,
   type NotifyHostResolver,
+  permittedAddresses,
+  type ResolvedAddress,
   systemResolver,
 } from '../services/notify-address.js'
+
+/**
+ * Why an attempt got no proper answer, as a class: the deliveries list shows it to whoever holds
+ * the account's keys, and a socket's own message (which names addresses, ports and what answered
+ * there) would tell them about the network the service runs in.
+ */
+export type SendError =
+  | 'address_refused'
+  | 'dns'
+  | 'connect_timeout'
+  | 'connection_refused'
+  | 'connection_reset'
+  | 'connection_closed'
+  | 'unreachable'
+  | 'tls'
+  | 'invalid_response'
+  | 'timeout'
+  | 'http_status'
+  | 'invalid_url'
+  | 'network_error'
+  /** the call was not made: the account is gone, or its secret could not be read */
+  | 'not_sent'
 
 export interface SendResult {
   /** the HTTP status answered, or null when no answer came */
   statusCode: number | null
-  /** why no answer came, or null */
-  error: string | null
+  /** why the attempt failed (null when a 2xx came) */
+  error: SendError | null
   durationMs: number
 }
 
@@ -20,105 +44,123 @@ export interface SendRequest {
   url: string
   body: string
   headers: Record<string, string>
+  /** how long the receiver has for the whole call, connection included */
   timeoutMs: number
-  /** live mode: refuse addresses that are not public, at the moment of connecting */
-  livemode: boolean
-  /** how live hosts are resolved; the system's name servers unless given */
+  /** how long the connection may take to open (default 3000) */
+  connectTimeoutMs?: number | undefined
+  /** how hosts are resolved; the system's name servers unless given */
   resolver?: NotifyHostResolver | undefined
+  /** receivers called besides public addresses (JACKDAW_NOTIFY_ALLOW_HOSTS); none unless given */
+  allow?: NotifyAllowList | undefined
 }
 
-const MAX_ERROR_LENGTH = 500
+export const DEFAULT_CONNECT_TIMEOUT_MS = 3_000
 
 /**
- * Resolves a host and refuses it unless every address is public. Connecting to the address this
- * returns, rather than resolving again, leaves no gap for the name to change between the check
- * and the connection. The live resolver asks DNS within a time limit (NotifyHostResolver).
+ * Serves the connection the addresses resolved and checked before the call, rather than resolving
+ * again: no gap is left for a name to change between the check and the connection.
  */
-function publicOnlyLookup(resolver: NotifyHostResolver): LookupFunction {
-  return (hostname, options, callback) => {
-    resolver.addresses(hostname).then(
-      (found) => {
-        const addresses =
-          options.family === 4 || options.family === 6 ? found.filter((a) => a.family === options.family) : found
-        const refused = addresses.find((a) => !isPublicAddress(a.address))
-        const first = addresses[0]
-        if (refused || !first) {
-          const e = Object.assign(
-            new Error(
-              `address refused: ${hostname} resolves to ${refused?.address ?? 'nothing'}, not a public address`,
-            ),
-            { code: 'ENOTPUBLIC' },
-          )
-          return callback(e, '', 4)
-        }
-        if (options.all) return (callback as (e: null, a: typeof addresses) => void)(null, addresses)
-        callback(null, first.address, first.family)
-      },
-      (err: NodeJS.ErrnoException) => callback(err, '', 4),
-    )
+function checkedLookup(addresses: ResolvedAddress[]): LookupFunction {
+  return (_hostname, options, callback) => {
+    const fit =
+      options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses
+    const first = fit[0]
+    if (!first) return callback(Object.assign(new Error('no address of that family'), { code: 'ENOTFOUND' }), '', 4)
+    if (options.all) return (callback as (e: null, a: ResolvedAddress[]) => void)(null, fit)
+    callback(null, first.address, first.family)
   }
 }
 
-function describe(err: unknown): string {
-  const e = err as NodeJS.ErrnoException
-  const text = e?.message || String(err)
-  const withCode = e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text
-  return withCode.slice(0, MAX_ERROR_LENGTH)
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_OSSL_)|_CERT|HOSTNAME_MISMATCH/
+
+/** The class of a connection's or request's error. */
+function classOf(err: unknown): SendError {
+  const code = String((err as NodeJS.ErrnoException)?.code ?? '')
+  if (code === 'ECONNREFUSED') return 'connection_refused'
+  if (code === 'ECONNRESET' || code === 'EPIPE') return 'connection_reset'
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'unreachable'
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns'
+  if (code.startsWith('HPE_')) return 'invalid_response'
+  if (TLS_CODE.test(code)) return 'tls'
+  return 'network_error'
 }
 
 /**
- * POSTs one notify call. Settles when the status line arrives, on an error, or at the timeout,
- * whichever is first; never rejects. The response body is read and dropped so the connection can
- * close, but only until the same timeout.
+ * POSTs one notify call to a public address, or one the operator allows, in both modes. Settles
+ * when the status line arrives, on an error, or at a timeout (of the connection, then of the whole
+ * call), whichever is first; never rejects. The response body is read and dropped so the
+ * connection can close, but only until the same timeout.
  */
 export async function postNotify(req: SendRequest): Promise<SendResult> {
   const started = performance.now()
-  const elapsed = () => performance.now() - started
-  if (req.livemode) {
-    const problem = await checkNotifyAddress(req.url, true, req.resolver ?? systemResolver)
-    if (problem) return { statusCode: null, error: `address refused: ${problem}`, durationMs: elapsed() }
-  }
+  const failed = (error: SendError): SendResult => ({
+    statusCode: null,
+    error,
+    durationMs: performance.now() - started,
+  })
   let url: URL
   try {
     url = new URL(req.url)
   } catch {
-    return { statusCode: null, error: 'the notify address is not a URL', durationMs: elapsed() }
+    return failed('invalid_url')
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return { statusCode: null, error: 'the notify address is not http or https', durationMs: elapsed() }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return failed('invalid_url')
+  let addresses: ResolvedAddress[]
+  try {
+    addresses = await permittedAddresses(
+      url.hostname.replace(/^\[|\]$/g, '').toLowerCase(),
+      req.resolver ?? systemResolver,
+      req.allow ?? NotifyAllowList.none,
+    )
+  } catch (err) {
+    return failed((err as NotifyHostRefused).reason ?? 'dns')
   }
   const transport = url.protocol === 'https:' ? https : http
+  const connectTimeoutMs = Math.min(req.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, req.timeoutMs)
   return new Promise<SendResult>((resolve) => {
     let settled = false
-    const finish = (statusCode: number | null, error: string | null) => {
+    let connecting: NodeJS.Timeout | undefined
+    const finish = (statusCode: number | null, error: SendError | null) => {
+      clearTimeout(connecting)
       if (settled) return
       settled = true
-      resolve({ statusCode, error, durationMs: elapsed() })
+      resolve({ statusCode, error, durationMs: performance.now() - started })
     }
     const request = transport.request(url, {
       method: 'POST',
       headers: { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) },
       // one connection per call: a pooled socket would outlive the address check it passed
       agent: false,
-      ...(req.livemode ? { lookup: publicOnlyLookup(req.resolver ?? systemResolver) } : {}),
+      lookup: checkedLookup(addresses),
+    })
+    // a receiver that does not accept the connection is given up on soon, whatever the call's
+    // timeout: a host that drops connections would otherwise hold a call's slot for all of it
+    connecting = setTimeout(() => {
+      finish(null, 'connect_timeout')
+      request.destroy()
+    }, connectTimeoutMs)
+    request.on('socket', (socket) => {
+      if (!socket.connecting) clearTimeout(connecting)
+      else socket.once('connect', () => clearTimeout(connecting))
     })
     const timer = setTimeout(() => {
-      finish(null, `timeout: no response within ${req.timeoutMs} ms`)
+      finish(null, 'timeout')
       request.destroy()
     }, req.timeoutMs)
     request.on('response', (res) => {
-      finish(res.statusCode ?? null, null)
+      const status = res.statusCode ?? null
+      finish(status, status !== null && status >= 200 && status < 300 ? null : 'http_status')
       res.on('error', () => {})
       res.on('end', () => clearTimeout(timer))
       res.resume()
     })
     request.on('error', (err) => {
       clearTimeout(timer)
-      finish(null, describe(err))
+      finish(null, classOf(err))
     })
     request.on('close', () => {
       clearTimeout(timer)
-      finish(null, 'the connection closed before a response')
+      finish(null, 'connection_closed')
     })
     request.end(req.body)
   })

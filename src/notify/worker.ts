@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
-import { type Config, notifySchedule } from '../config.js'
+import { type Config, DEFAULT_NOTIFY_SHARE, notifySchedule } from '../config.js'
 import type { Vault } from '../crypto/vault.js'
+import type { NotifyAllowList, NotifyHostResolver } from '../services/notify-address.js'
 import { findAccount } from '../store/accounts.js'
 import type { Db } from '../store/db.js'
 import { type ClaimedDelivery, claimDue, nextDueInMs, recordOutcome } from '../store/deliveries.js'
@@ -17,6 +18,16 @@ export interface DeliveryWorkerSettings {
   pollMs?: number | undefined
   /** calls in flight at once (default 10) */
   concurrency?: number | undefined
+  /** of those, the most for one account, so that one account's slow receivers leave room for others' (default 4) */
+  accountConcurrency?: number | undefined
+  /** and the most to one receiving host (host and port), however many accounts name it (default 4) */
+  hostConcurrency?: number | undefined
+  /** how long a receiver's connection may take to open (default 3000) */
+  connectTimeoutMs?: number | undefined
+  /** receivers called besides public addresses (JACKDAW_NOTIFY_ALLOW_HOSTS) */
+  allow?: NotifyAllowList | undefined
+  /** how hosts are resolved; the system's name servers unless given */
+  resolver?: NotifyHostResolver | undefined
   /**
    * how long a claimed delivery stays out of other workers' reach; if the worker dies mid-call,
    * another takes the delivery up after this (default: timeout + 60 s, well past any call)
@@ -46,7 +57,19 @@ export function notifyWorkerSettings(config: Config): DeliveryWorkerSettings {
     timeoutMs: config.JACKDAW_NOTIFY_TIMEOUT_MS,
     pollMs: config.JACKDAW_NOTIFY_POLL_MS,
     concurrency: config.JACKDAW_NOTIFY_CONCURRENCY,
+    accountConcurrency: config.JACKDAW_NOTIFY_ACCOUNT_CONCURRENCY,
+    hostConcurrency: config.JACKDAW_NOTIFY_HOST_CONCURRENCY,
+    connectTimeoutMs: config.JACKDAW_NOTIFY_CONNECT_TIMEOUT_MS,
     leaseMs: config.JACKDAW_NOTIFY_LEASE_MS,
+  }
+}
+
+/** Who receives a call, for the cap per host: its host and port, as the address names them. */
+function receivingHost(url: string): string {
+  try {
+    return new URL(url).host.toLowerCase()
+  } catch {
+    return url
   }
 }
 
@@ -64,11 +87,21 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
   const log = opts.logger ? opts.logger.child({ component: 'notify' }) : undefined
   const pollMs = opts.pollMs ?? 1000
   const concurrency = Math.max(1, opts.concurrency ?? 10)
+  const perAccount = Math.max(1, opts.accountConcurrency ?? DEFAULT_NOTIFY_SHARE)
+  const perHost = Math.max(1, opts.hostConcurrency ?? DEFAULT_NOTIFY_SHARE)
   const leaseMs = opts.leaseMs ?? timeoutMs + 60_000
   const jitter = opts.jitter ?? 0.1
 
   let running = true
   const inflight = new Set<Promise<void>>()
+  // calls in flight per account and per receiving host
+  const byAccount = new Map<string, number>()
+  const byHost = new Map<string, number>()
+  const count = (map: Map<string, number>, key: string, step: number) => {
+    const n = (map.get(key) ?? 0) + step
+    if (n > 0) map.set(key, n)
+    else map.delete(key)
+  }
   let interrupt: (() => void) | undefined
   let woken = false
 
@@ -121,10 +154,13 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
           'Jackdaw-Delivery': d.id,
         },
         timeoutMs,
-        livemode: d.livemode,
+        connectTimeoutMs: opts.connectTimeoutMs,
+        allow: opts.allow,
+        resolver: opts.resolver,
       })
     } catch (err) {
-      result = { statusCode: null, error: `not sent: ${(err as Error).message}`, durationMs: 0 }
+      log?.warn({ err, delivery: d.id }, 'notify call not sent')
+      result = { statusCode: null, error: 'not_sent', durationMs: 0 }
     }
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300
     const retryInMs = succeeded ? undefined : retryDelayMs(d.attempt_count, d.retry)
@@ -157,8 +193,13 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
     else log?.warn(fields, 'notify call failed for the last time')
   }
 
-  function track(p: Promise<void>) {
-    const tracked = p.finally(() => {
+  function track(d: ClaimedDelivery) {
+    const host = receivingHost(d.url)
+    count(byAccount, d.account_id, 1)
+    count(byHost, host, 1)
+    const tracked = attempt(d).finally(() => {
+      count(byAccount, d.account_id, -1)
+      count(byHost, host, -1)
       inflight.delete(tracked)
       // a freed slot may take a due delivery at once
       wake()
@@ -173,9 +214,25 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
         const free = concurrency - inflight.size
         let claimed = 0
         if (free > 0) {
-          const rows = await claimDue(db, { limit: free, leaseMs, token: randomUUID() })
+          // what this pass takes, on top of what is in flight, within the caps
+          const accounts = new Map(byAccount)
+          const hosts = new Map(byHost)
+          const rows = await claimDue(db, {
+            limit: free,
+            leaseMs,
+            token: randomUUID(),
+            perAccount,
+            skipAccounts: [...byAccount].filter(([, n]) => n >= perAccount).map(([id]) => id),
+            take: (due) => {
+              const host = receivingHost(due.url)
+              if ((accounts.get(due.account_id) ?? 0) >= perAccount || (hosts.get(host) ?? 0) >= perHost) return false
+              count(accounts, due.account_id, 1)
+              count(hosts, host, 1)
+              return true
+            },
+          })
           claimed = rows.length
-          for (const row of rows) track(attempt(row))
+          for (const row of rows) track(row)
         }
         if (!running) break
         if (claimed === free && free > 0) continue

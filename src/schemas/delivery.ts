@@ -9,7 +9,8 @@ export const DeliveryAttempt = Type.Object({
     description: 'The HTTP status the receiver answered, or null when no answer came',
   }),
   error: Type.Union([Type.String(), Type.Null()], {
-    description: 'Why no answer came: a network error, the timeout, or a refused address',
+    description:
+      'Why the attempt failed, as a class: http_status, timeout, connect_timeout, connection_refused, connection_reset, connection_closed, unreachable, tls, invalid_response, dns, address_refused, invalid_url, not_sent, network_error, interrupted (its worker stopped before recording an outcome); null when a 2xx came',
   }),
   succeeded: Type.Boolean({ description: 'true for a 2xx answer within the timeout' }),
 })

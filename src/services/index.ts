@@ -8,7 +8,7 @@ import { accountService } from './accounts.js'
 import { chargeService, type HostedPageUrl } from './charges/index.js'
 import { customerService } from './customers.js'
 import { eventService } from './events.js'
-import { checkNotifyAddress, type NotifyHostResolver } from './notify-address.js'
+import { checkNotifyAddress, type NotifyAllowList, type NotifyHostResolver } from './notify-address.js'
 import { sourceService } from './sources.js'
 
 export interface ServiceOptions {
@@ -28,8 +28,13 @@ export interface ServiceOptions {
    * rather than at its next poll; may run before the queueing transaction commits
    */
   onNotifyQueued?: (() => void) | undefined
-  /** how the hosts of live notify addresses are resolved; the system's name servers unless given */
+  /** how the hosts of notify addresses are resolved; the system's name servers unless given */
   notifyResolver?: NotifyHostResolver | undefined
+  /**
+   * receivers notify calls may go to besides public addresses, in both modes (an operator's
+   * JACKDAW_NOTIFY_ALLOW_HOSTS); none unless given. The app's delivery worker uses it too.
+   */
+  notifyAllow?: NotifyAllowList | undefined
 }
 
 /**
@@ -45,7 +50,8 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
     sources: sourceService({
       db,
       vault,
-      checkNotifyAddress: (url, livemode) => checkNotifyAddress(url, livemode, options.notifyResolver),
+      checkNotifyAddress: (url, livemode) =>
+        checkNotifyAddress(url, livemode, options.notifyResolver, options.notifyAllow),
     }),
     customers: customerService({ db }),
     events,

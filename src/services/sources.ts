@@ -8,8 +8,26 @@ import type { Scope } from '../store/scope.js'
 import * as sources from '../store/sources.js'
 import { sourceView } from './views.js'
 
-/** Schemes a browser must never be sent to from a hosted page. */
-const UNSAFE_SCHEMES = /^\s*(javascript|data|vbscript|file):/i
+/**
+ * Why a payer's browser may not be sent to `address` from a hosted page, or undefined when it
+ * may: an absolute https address with a host and no credentials, or http in test mode. Without a
+ * mode (a body whose schema failed, checked before its key's mode is at hand), http passes and
+ * the service checks again. Other schemes (`intent:`, `blob:`, `javascript:`) and forms a browser
+ * reads as relative (`http:evil.example`) are refused.
+ */
+export function redirectAddressProblem(field: string, address: string, livemode?: boolean): string | undefined {
+  const wanted = livemode ? 'an https URL' : 'an https URL (or http, in test mode)'
+  if (!/^https?:\/\/[^/?#\\]/i.test(address)) return `redirect.${field} must be ${wanted}`
+  let parsed: URL
+  try {
+    parsed = new URL(address)
+  } catch {
+    return `redirect.${field} must be ${wanted}`
+  }
+  if (parsed.username || parsed.password) return `redirect.${field} must not carry credentials`
+  if (livemode && parsed.protocol !== 'https:') return `redirect.${field} must be an https URL in live mode`
+  return undefined
+}
 
 export type NotifyAddressCheck = (url: string, livemode: boolean) => Promise<string | undefined>
 
@@ -23,7 +41,7 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
       if (earlier) return sourceView(earlier)
     }
     // every rule is checked, so one answer names every problem of the body
-    const violations = sourceBodyViolations(input)
+    const violations = sourceBodyViolations(input, scope.livemode)
     if (input.redirect?.notify !== undefined) {
       const problem = await deps.checkNotifyAddress(input.redirect.notify, scope.livemode)
       if (problem) violations.push({ code: 'parameter_invalid', param: 'redirect.notify', msg: problem })
@@ -100,7 +118,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * problems as well as the schema's (the address check for notify calls needs the network, and runs
  * in the service only).
  */
-export function sourceBodyViolations(body: unknown): Violation[] {
+export function sourceBodyViolations(body: unknown, livemode?: boolean): Violation[] {
   if (!isObject(body)) return []
   const violations: Violation[] = []
   const { card, redirect } = body
@@ -132,13 +150,8 @@ export function sourceBodyViolations(body: unknown): Violation[] {
   if (isObject(redirect)) {
     for (const field of ['success', 'fail'] as const) {
       const address = redirect[field]
-      if (typeof address === 'string' && UNSAFE_SCHEMES.test(address)) {
-        violations.push({
-          code: 'parameter_invalid',
-          param: `redirect.${field}`,
-          msg: `redirect.${field} must not use that scheme`,
-        })
-      }
+      const problem = typeof address === 'string' ? redirectAddressProblem(field, address, livemode) : undefined
+      if (problem) violations.push({ code: 'parameter_invalid', param: `redirect.${field}`, msg: problem })
     }
   }
   if (isObject(card)) {

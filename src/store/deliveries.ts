@@ -49,8 +49,8 @@ const COLUMNS =
 
 const ATTEMPT_COLUMNS = 'delivery_id, number, started_at, duration_ms, status_code, error, succeeded'
 
-export const INTERRUPTED =
-  'no outcome recorded: the worker making this attempt stopped or lost its lease before it finished'
+/** The error class of an attempt whose worker stopped, or lost its lease, before recording an outcome. */
+export const INTERRUPTED = 'interrupted'
 
 export async function insertDelivery(
   db: Queryable,
@@ -88,23 +88,58 @@ export async function attemptsOf(db: Queryable, deliveryIds: string[]): Promise<
   return res.rows
 }
 
+/** A due delivery a worker may take, as it chooses among them. */
+export interface DueDelivery {
+  id: string
+  account_id: string
+  url: string
+}
+
+export interface ClaimOptions {
+  limit: number
+  leaseMs: number
+  token: string
+  /** accounts none of whose deliveries are wanted now (the worker has as many of theirs in flight as it allows) */
+  skipAccounts?: string[] | undefined
+  /** the most of one account's deliveries offered to `take` at once */
+  perAccount?: number | undefined
+  /**
+   * Asked of each due delivery in turn, fairly ordered: every account's earliest first, then every
+   * account's second, and so on. Only those it takes are claimed (all, up to `limit`, when absent).
+   */
+  take?: ((d: DueDelivery) => boolean) | undefined
+}
+
 /**
- * Takes up to `limit` due deliveries for one worker. Rows another worker is claiming are skipped,
+ * Takes up to `limit` due deliveries for one worker, in turns across accounts, so that one account
+ * with many calls due does not hold back another's. Rows another worker is claiming are skipped,
  * not waited for, and a claimed row stays out of every other worker's reach until its lease runs
  * out, so each attempt is made by one worker only. A row whose previous claim never reported back
  * (its worker died) has that attempt recorded as interrupted before it is claimed again.
  */
-export function claimDue(db: Db, opts: { limit: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
+export function claimDue(db: Db, opts: ClaimOptions): Promise<ClaimedDelivery[]> {
+  const perAccount = opts.perAccount ?? opts.limit
   return db.transaction(async (tx) => {
-    const due = await tx.query<{ id: string }>(
-      `SELECT id FROM deliveries
-       WHERE status = 'pending' AND next_attempt_at <= now()
-       ORDER BY next_attempt_at
+    // the rows offered are locked while the worker chooses; those it leaves are free at commit
+    const due = await tx.query<DueDelivery>(
+      `SELECT d.id, d.account_id, d.url
+       FROM deliveries d
+       JOIN (SELECT id, row_number() OVER (PARTITION BY account_id ORDER BY next_attempt_at, id) AS turn
+             FROM deliveries
+             WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (account_id = ANY($3::text[]))) t
+         ON t.id = d.id
+       WHERE t.turn <= $2 AND d.status = 'pending' AND d.next_attempt_at <= now()
+       ORDER BY t.turn, d.next_attempt_at, d.id
        LIMIT $1
-       FOR UPDATE SKIP LOCKED`,
-      [opts.limit],
+       FOR UPDATE OF d SKIP LOCKED`,
+      [Math.max(opts.limit, opts.take ? opts.limit * 4 : 0), perAccount, opts.skipAccounts ?? []],
     )
-    const ids = due.rows.map((r) => r.id)
+    const take = opts.take ?? (() => true)
+    const ids: string[] = []
+    for (const row of due.rows) {
+      if (ids.length >= opts.limit) break
+      if (take(row)) ids.push(row.id)
+    }
     if (ids.length === 0) return []
     await tx.query(
       `INSERT INTO delivery_attempts (${ATTEMPT_COLUMNS})

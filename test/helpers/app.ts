@@ -5,6 +5,8 @@ import { type App, type AppDeps, createApp } from '../../src/app.js'
 import { Vault } from '../../src/crypto/vault.js'
 import { makeLogger } from '../../src/main.js'
 import type { AccountKeys } from '../../src/services/accounts.js'
+import type { ServiceOptions } from '../../src/services/index.js'
+import { NotifyAllowList } from '../../src/services/notify-address.js'
 import type { Db } from '../../src/store/db.js'
 import { type TestStore, testStore } from './store.js'
 
@@ -50,6 +52,25 @@ export function client(app: App, key?: string): Client {
     post: (p, b, h) => call('POST', p, b ?? {}, h),
     put: (p, b, h) => call('PUT', p, b, h),
     delete: (p, h) => call('DELETE', p, undefined, h),
+  }
+}
+
+/** The public address of test apps with a live processor that name none of their own. */
+export const LIVE_PUBLIC_URL = 'https://pay.jackdaw.test'
+
+/** The receivers on this machine that the tests' notify calls go to, as a developer would allow them. */
+export const LOCAL_RECEIVERS = NotifyAllowList.parse('127.0.0.1, ::1, localhost')
+
+/**
+ * A test app's options, as an operator would configure them unless a test says otherwise: local
+ * notify receivers allowed (JACKDAW_NOTIFY_ALLOW_HOSTS) and, with a live processor, a public URL
+ * (which live mode requires).
+ */
+export function testOptions(options: ServiceOptions = {}): ServiceOptions {
+  return {
+    notifyAllow: LOCAL_RECEIVERS,
+    ...(options.liveProcessor ? { publicUrl: LIVE_PUBLIC_URL } : {}),
+    ...options,
   }
 }
 
@@ -121,7 +142,7 @@ export async function buildApp(
   })
   // the service's own logger, as `jackdaw serve` makes it, at its most talkative
   const logger = makeLogger({ LOG_LEVEL: 'trace' }, sink)
-  const app = await createApp({ db, vault, logger, options, ...extras })
+  const app = await createApp({ db, vault, logger, options: testOptions(options), ...extras })
   await app.ready()
   return { app, logs }
 }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { chargeBaseUrlOf } from '../base-url.js'
 import {
   CaptureBody,
   Charge,
@@ -12,7 +13,7 @@ import { IdParams, ListOf, ListQuery, withErrors } from '../../schemas/common.js
 import { chargeBodyViolations } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
 import { pageOf } from '../lists.js'
-import { hostedPageUrlOf } from './hosted.js'
+import { hostedPageUrl, hostedPageUrlOf } from './hosted.js'
 
 const Params = IdParams('ch_id', 'ch_')
 const tags = ['charges']
@@ -20,7 +21,9 @@ const tags = ['charges']
 export const chargeRoutes: FastifyPluginAsyncTypebox<{
   services: Services
   publicUrl?: string | undefined
-}> = async (app, { services, publicUrl }) => {
+  /** a live processor is configured: live charges then need the public URL (chargeBaseUrlOf) */
+  live: boolean
+}> = async (app, { services, publicUrl, live }) => {
   const charges = services.charges
 
   app.post(
@@ -39,7 +42,14 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
     async (req, reply) =>
       reply
         .code(201)
-        .send(await charges.create(req.caller, req.body, hostedPageUrlOf(req, publicUrl), req.idempotencyClaim?.key)),
+        .send(
+          await charges.create(
+            req.caller,
+            req.body,
+            hostedPageUrl(chargeBaseUrlOf(req, publicUrl, live)),
+            req.idempotencyClaim?.key,
+          ),
+        ),
   )
 
   app.get(

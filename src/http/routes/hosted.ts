@@ -2,10 +2,12 @@ import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { majorUnits, minorUnits } from '../../domain/money.js'
 import { AppError } from '../../errors.js'
 import type { PayerStep } from '../../processor/processor.js'
 import type { HostedPageUrl } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
+import { redirectAddressProblem } from '../../services/sources.js'
 import { baseUrlOf } from '../base-url.js'
 
 const HOSTED_PATH = '/v2/hosted/charges'
@@ -47,13 +49,21 @@ button[value=approve]{background:#1d7f3a;color:#fff;border-color:#1d7f3a}</style
 <body><div class="box">${body}</div></body></html>`
 }
 
+/** The amount in its currency's major unit, by ISO 4217's minor unit; Intl only draws the symbol. */
 function formatAmount(amount: number, currency: string): string {
+  const digits = minorUnits(currency)
+  const major = majorUnits(amount, currency)
   try {
-    const digits =
-      new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount / 10 ** digits)
+    const format = new Intl.NumberFormat('en', {
+      style: 'currency',
+      currency,
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    })
+    // a decimal text is formatted exactly, where a number past 2^53 / 10^digits would not be
+    return format.format(major as unknown as number)
   } catch {
-    return `${amount} ${currency.toUpperCase()}`
+    return `${major} ${currency.toUpperCase()}`
   }
 }
 
@@ -74,12 +84,17 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
   { services, publicUrl },
 ) => {
   await app.register(formbody, { bodyLimit: 4096 })
+  // every answer of these pages, errors and redirects too: the page's token is in its address, which
+  // a browser would otherwise send on, as the Referer, to the shop the payer goes to next
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer')
+    done()
+  })
 
   const notFound = (reply: import('fastify').FastifyReply) =>
     reply
       .code(404)
       .type('text/html')
-      .header('content-security-policy', CSP)
       .send(page('Payment not found', '<h1>Payment not found</h1><p>This payment link is not valid.</p>'))
 
   app.get(
@@ -89,7 +104,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
       const found = await services.charges.hostedCharge(req.params.ch_id, req.query.token ?? '')
       if (!found) return notFound(reply)
       const { step, accountName } = found
-      reply.type('text/html').header('content-security-policy', CSP).header('cache-control', 'no-store')
+      reply.type('text/html')
       if (found.status !== 'pending' || !step) {
         return page('Payment', `<h1>Payment ${escapeHtml(found.status)}</h1><p>There is nothing left to do here.</p>`)
       }
@@ -115,11 +130,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
     async (req, reply) => {
       const decision = req.body.decision
       if (decision !== 'approve' && decision !== 'decline') {
-        return reply
-          .code(400)
-          .type('text/html')
-          .header('content-security-policy', CSP)
-          .send(page('Payment', '<h1>Choose approve or decline</h1>'))
+        return reply.code(400).type('text/html').send(page('Payment', '<h1>Choose approve or decline</h1>'))
       }
       let done: Awaited<ReturnType<Services['charges']['hostedAnswer']>>
       try {
@@ -137,8 +148,6 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         return reply
           .code(err.status)
           .type('text/html')
-          .header('content-security-policy', CSP)
-          .header('cache-control', 'no-store')
           .send(
             page(
               'Payment',
@@ -148,15 +157,15 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
       }
       if (!done) return notFound(reply)
       const { charge: view, redirect } = done
-      const target =
-        view.status === 'succeeded' ? redirect?.success : view.status === 'pending' ? undefined : redirect?.fail
-      if (target) return reply.redirect(target, 303)
+      const field = view.status === 'succeeded' ? 'success' : view.status === 'pending' ? undefined : 'fail'
+      const target = field && redirect?.[field]
+      // an address that breaks the scheme rules is never followed: the page says the outcome instead
+      if (target && !redirectAddressProblem(field, target, view.livemode)) return reply.redirect(target, 303)
       if (view.status === 'pending') {
         return reply.redirect(view.source.action?.url ?? `${HOSTED_PATH}/${view.id}`, 303)
       }
       return reply
         .type('text/html')
-        .header('content-security-policy', CSP)
         .send(page('Payment', `<h1>Payment ${escapeHtml(view.status)}</h1><p>You can close this page.</p>`))
     },
   )

@@ -19,7 +19,7 @@ import type { ChargeContext, HostedPageUrl } from './context.js'
 export function chargeBodyViolations(body: unknown): Violation[] {
   const currency = typeof body === 'object' && body !== null ? (body as { currency?: unknown }).currency : undefined
   if (typeof currency !== 'string' || normalizeCurrency(currency)) return []
-  return [{ code: 'parameter_invalid', param: 'currency', msg: 'currency is not an ISO 4217 code' }]
+  return [{ code: 'parameter_invalid', param: 'currency', msg: 'currency is not the ISO 4217 code of a currency' }]
 }
 
 /** An account name as a statement descriptor: pattern P, 3 to 100 characters. */
