@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { chargeBaseUrlOf } from '../base-url.js'
 import {
   CaptureBody,
   Charge,
@@ -12,6 +11,7 @@ import {
 import { IdParams, ListOf, ListQuery, withErrors } from '../../schemas/common.js'
 import { chargeBodyViolations } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
+import { chargeBaseUrlOf } from '../base-url.js'
 import { pageOf } from '../lists.js'
 import { hostedPageUrl, hostedPageUrlOf } from './hosted.js'
 
