@@ -115,7 +115,7 @@ function describeHeaders(doc: OpenApiDocument, optionalBodies: ReadonlySet<strin
             name: 'Idempotency-Key',
             required: false,
             description:
-              'Makes a retry safe: the first request with a key runs, a retry gets its answer again (docs/api.md)',
+              'Makes a retry safe: the first request with a key runs, a retry gets its answer again (docs/api.md). X-Idempotency-Key is the same header.',
             schema: { type: 'string', minLength: 1, maxLength: 255 },
           },
         ]
