@@ -70,8 +70,9 @@ export function eventService(deps: {
     return eventView(row)
   }
 
-  async function list(scope: Scope, page: PageRequest): Promise<Page<EventView>> {
-    const found = await events.listEvents(db, scope, page)
+  /** A page of events, newest first; with `chargeId`, only that charge's. */
+  async function list(scope: Scope, page: PageRequest, chargeId?: string | undefined): Promise<Page<EventView>> {
+    const found = await events.listEvents(db, scope, page, chargeId)
     return { rows: found.rows.map(eventView), hasMore: found.hasMore }
   }
 

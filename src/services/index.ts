@@ -4,6 +4,7 @@ import type { Processor } from '../processor/processor.js'
 import { Simulator } from '../processor/simulator.js'
 import type { Db } from '../store/db.js'
 import { accountService } from './accounts.js'
+import { chargeListService } from './charge-lists.js'
 import { chargeService } from './charges.js'
 import { customerService } from './customers.js'
 import { eventService } from './events.js'
@@ -46,6 +47,7 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
     customers: customerService({ db }),
     events,
     deliveries: deliveryService({ db, onQueued }),
+    chargeLists: chargeListService({ db }),
     charges: chargeService({
       db,
       vault,

@@ -317,7 +317,7 @@ export interface ChargeVersion {
   version: string
 }
 
-const versionOf = (chargeXmin: unknown, sourceXmin: unknown) => `${chargeXmin}.${sourceXmin}`
+export const versionOf = (chargeXmin: unknown, sourceXmin: unknown) => `${chargeXmin}.${sourceXmin}`
 
 /**
  * Pages of charges, newest first, as their ids and versions, for a batch of list requests

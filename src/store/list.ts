@@ -46,8 +46,18 @@ export function toPage<R>(rows: R[], limit: number): Page<R> {
 }
 
 /**
+ * One more condition of a list, on one value: `where` writes it given that value's parameter
+ * (`$5`). Its text comes from code, never from a request.
+ */
+export interface ListFilter {
+  where: (param: string) => string
+  value: unknown
+}
+
+/**
  * Newest first by id (ids begin with their creation time), keyset-paged: a page holds the rows
  * whose id is below the cursor, so rows inserted while a client pages never shift a later page.
+ * A cursor need not match `filter`: it is any object of the list.
  */
 export async function listPage<R>(
   db: Queryable,
@@ -55,8 +65,15 @@ export async function listPage<R>(
   columns: string,
   scope: Scope,
   page: PageRequest,
+  filter?: ListFilter,
 ): Promise<Page<R>> {
-  const { where, params } = await pageWhere(db, table, scope, page)
+  const paged = await pageWhere(db, table, scope, page)
+  const params = paged.params
+  let where = paged.where
+  if (filter) {
+    params.push(filter.value)
+    where += ` AND ${filter.where(`$${params.length}`)}`
+  }
   const res = await db.query<R>(`SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY id DESC LIMIT $3`, params)
   return toPage(res.rows, page.limit)
 }

@@ -7,6 +7,7 @@ import { listJson, type RenderedSettings, renderedObjects } from '../rendered.js
 import {
   CaptureBody,
   Charge,
+  ChargeListQuery,
   type ChargeView,
   CreateChargeBody,
   RefundBody,
@@ -14,7 +15,7 @@ import {
   VerifyBody,
   VoidBody,
 } from '../schemas/charge.js'
-import { IdParams, ListOf, ListQuery, withErrors } from '../schemas/common.js'
+import { IdParams, ListOf, withErrors } from '../schemas/common.js'
 
 const Params = IdParams('ch_id', 'ch_')
 const tags = ['charges']
@@ -52,12 +53,19 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags,
         summary: 'List charges, newest first',
-        querystring: ListQuery,
+        description: 'With `status`, only the charges in that status.',
+        querystring: ChargeListQuery,
         response: withErrors({ 200: ListOf(Charge) }),
       },
     },
     async (req, reply) => {
-      const list = await pageOf('/v2/charges/', req.query, (page) => charges.list(req.caller, page))
+      const status = req.query.status
+      const list = await pageOf(
+        '/v2/charges/',
+        req.query,
+        (page) => (status ? services.chargeLists.byStatus(req.caller, status, page) : charges.list(req.caller, page)),
+        { status },
+      )
       const items = await rendered.render(
         list.data,
         (ids) => charges.views(req.caller, ids),
