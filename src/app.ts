@@ -22,6 +22,11 @@ import { DEFAULT_RENDERED_ENTRIES, type RenderedSettings } from './http/rendered
 import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
 import { deliveryRoutes } from './http/routes/deliveries.js'
+import {
+  DEFAULT_EVENT_STREAM_POLL_MS,
+  type EventStreamSettings,
+  eventStreamRoutes,
+} from './http/routes/event-stream.js'
 import { eventRoutes } from './http/routes/events.js'
 import { hostedRoutes } from './http/routes/hosted.js'
 import { meRoutes } from './http/routes/me.js'
@@ -80,6 +85,8 @@ export interface AppDeps {
   trustProxy?: string | undefined
   /** rendered charges kept for lists (src/http/rendered.ts); DEFAULT_RENDERED_ENTRIES when absent */
   renderedViews?: RenderedSettings | undefined
+  /** how open event streams look for new events; DEFAULT_EVENT_STREAM_POLL_MS when absent */
+  eventStream?: EventStreamSettings | undefined
 }
 
 export interface RateLimitSettings {
@@ -373,6 +380,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
       rendered: deps.renderedViews ?? { entries: DEFAULT_RENDERED_ENTRIES },
     })
     await api.register(eventRoutes, { services })
+    await api.register(eventStreamRoutes, {
+      services,
+      settings: deps.eventStream ?? { pollMs: DEFAULT_EVENT_STREAM_POLL_MS },
+    })
     await api.register(deliveryRoutes, { services })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })

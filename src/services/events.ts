@@ -76,5 +76,10 @@ export function eventService(deps: {
     return { rows: found.rows.map(eventView), hasMore: found.hasMore }
   }
 
-  return { recorder, get, list }
+  /** Up to `limit` events after `afterId` (all of the scope's when null), oldest first. */
+  async function after(scope: Scope, afterId: string | null, limit: number): Promise<EventView[]> {
+    return (await events.eventsAfter(db, scope, afterId, limit)).map(eventView)
+  }
+
+  return { recorder, get, list, after, newestId: (scope: Scope) => events.newestEventId(db, scope) }
 }
