@@ -7,6 +7,7 @@ import {
   type NotifyHostResolver,
   systemResolver,
 } from '../services/notify-address.js'
+import { SIGNATURE_HEADER, sign } from './signature.js'
 
 export interface SendResult {
   /** the HTTP status answered, or null when no answer came */
@@ -28,6 +29,16 @@ export interface SendRequest {
 }
 
 const MAX_ERROR_LENGTH = 500
+
+/** The headers of a notify call of `payload`, signed with the webhook secret of its mode. */
+export function notifyHeaders(payload: string, secret: string, deliveryId?: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'Jackdaw-Notify/1',
+    [SIGNATURE_HEADER]: sign(payload, secret),
+    ...(deliveryId ? { 'Jackdaw-Delivery': deliveryId } : {}),
+  }
+}
 
 /**
  * Resolves a host and refuses it unless every address is public. Connecting to the address this
