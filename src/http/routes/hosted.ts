@@ -1,6 +1,7 @@
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { formatAmount } from '../../domain/amount-format.js'
 import { AppError } from '../../errors.js'
 import type { PayerStep } from '../../processor/processor.js'
 import type { Services } from '../../services/index.js'
@@ -31,16 +32,6 @@ function page(title: string, body: string): string {
 button{font:inherit;padding:.6rem 1.2rem;border-radius:8px;border:1px solid #888;margin-right:.5rem;cursor:pointer}
 button[value=approve]{background:#1d7f3a;color:#fff;border-color:#1d7f3a}</style></head>
 <body><div class="box">${body}</div></body></html>`
-}
-
-function formatAmount(amount: number, currency: string): string {
-  try {
-    const digits =
-      new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount / 10 ** digits)
-  } catch {
-    return `${amount} ${currency.toUpperCase()}`
-  }
 }
 
 const Params = Type.Object({ ch_id: Type.String({ minLength: 1, maxLength: 100 }) })
