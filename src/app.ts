@@ -21,6 +21,7 @@ import { registerIdempotency } from './http/idempotency.js'
 import { DEFAULT_RENDERED_ENTRIES, type RenderedSettings } from './http/rendered.js'
 import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
+import { dashboardRoutes } from './http/routes/dashboard.js'
 import { deliveryRoutes } from './http/routes/deliveries.js'
 import {
   DEFAULT_EVENT_STREAM_POLL_MS,
@@ -387,6 +388,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(deliveryRoutes, { services })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
+  await app.register(dashboardRoutes)
   app.addHook('onClose', () => services.charges.settled())
 
   const recovery = deps.recovery

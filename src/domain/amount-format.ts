@@ -6,9 +6,7 @@
 /** The digits of the currency's minor unit (2 for usd, 0 for jpy, 3 for kwd); 2 when unknown. */
 export function minorDigits(currency: string): number {
   try {
-    return (
-      new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
-    )
+    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
   } catch {
     return 2
   }

@@ -6,6 +6,7 @@ import { AppError } from '../../errors.js'
 import type { PayerStep } from '../../processor/processor.js'
 import type { Services } from '../../services/index.js'
 import { baseUrlOf } from '../base-url.js'
+import { pageCsp } from '../page-security.js'
 
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string)
@@ -19,7 +20,7 @@ const TITLES: Record<PayerStep, { title: string; text: string }> = {
   otp: { title: 'One-time password', text: 'Enter the code your bank sent you.' },
 }
 
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'"
+const CSP = pageCsp({ 'style-src': "'unsafe-inline'", 'img-src': 'data:' })
 
 function page(title: string, body: string): string {
   return `<!doctype html>
