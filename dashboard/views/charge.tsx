@@ -88,6 +88,8 @@ function RefundForm({
     }
     setError(undefined)
     await refund(minor, reason.trim() || undefined)
+    setAmount('')
+    setReason('')
   }
   return (
     <fieldset class="refund">
