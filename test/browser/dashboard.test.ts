@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+// functions passed to page.evaluate run in the page, with its globals
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient, type JackdawClient } from '../../src/client/api.js'
