@@ -23,7 +23,13 @@ import { registerIdempotency } from './http/idempotency.js'
 import { rateLimitKey } from './http/rate-key.js'
 import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
+import { dashboardRoutes } from './http/routes/dashboard.js'
 import { deliveryRoutes } from './http/routes/deliveries.js'
+import {
+  DEFAULT_EVENT_STREAM_POLL_MS,
+  type EventStreamSettings,
+  eventStreamRoutes,
+} from './http/routes/event-stream.js'
 import { eventRoutes } from './http/routes/events.js'
 import { hostedPageUrl, hostedRoutes } from './http/routes/hosted.js'
 import { meRoutes } from './http/routes/me.js'
@@ -80,6 +86,8 @@ export interface AppDeps {
    * its X-Forwarded-For names, over the scheme and host of X-Forwarded-Proto and -Host
    */
   trustProxy?: string | undefined
+  /** how open event streams look for new events; DEFAULT_EVENT_STREAM_POLL_MS when absent */
+  eventStream?: EventStreamSettings | undefined
 }
 
 export interface RateLimitSettings {
@@ -115,7 +123,7 @@ function describeHeaders(doc: OpenApiDocument, optionalBodies: ReadonlySet<strin
             name: 'Idempotency-Key',
             required: false,
             description:
-              'Makes a retry safe: the first request with a key runs, a retry gets its answer again (docs/api.md)',
+              'Makes a retry safe: the first request with a key runs, a retry gets its answer again (docs/api.md). X-Idempotency-Key is the same header.',
             schema: { type: 'string', minLength: 1, maxLength: 255 },
           },
         ]
@@ -382,9 +390,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
       live: options.liveProcessor !== undefined,
     })
     await api.register(eventRoutes, { services })
+    await api.register(eventStreamRoutes, {
+      services,
+      settings: deps.eventStream ?? { pollMs: DEFAULT_EVENT_STREAM_POLL_MS },
+    })
     await api.register(deliveryRoutes, { services })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
+  await app.register(dashboardRoutes)
   app.addHook('onClose', () => services.charges.waitForReversals())
 
   const recovery = deps.recovery

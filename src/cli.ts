@@ -1,4 +1,6 @@
 import { parseArgs } from 'node:util'
+import { apiUrlOf, listen } from './cli/listen.js'
+import { JackdawConnectionError, JackdawError } from './client/api.js'
 import { parseConfig } from './config.js'
 import { AppError } from './errors.js'
 import { makeLogger, runMain, serveCluster } from './main.js'
@@ -20,8 +22,11 @@ Commands:
   webhook-secret roll        replace an account's notify signing secret
   deliveries redeliver ID    queue a failed notify delivery for one more attempt
   processor                  run the payment simulator as a separate processor service
+  listen --forward-to URL    forward the account's events, signed, to a local address
 
-The store and every setting come from the environment, as for the service:
+listen reaches a running service over its API: --api-url (else JACKDAW_API_URL, else
+http://127.0.0.1:$PORT) with --key (else JACKDAW_API_KEY). The other commands open the store;
+it and every setting come from the environment, as for the service:
   JACKDAW_DATA_DIR (embedded PostgreSQL, default ./data) or DATABASE_URL (your PostgreSQL),
   JACKDAW_ENCRYPTION_KEY, PORT, HOST, LOG_LEVEL (README.md lists them all).
 Every command takes --help.
@@ -51,6 +56,18 @@ worker makes.
 Runs the payment simulator as a separate processor service over HTTP. Point the service at it
 with JACKDAW_LIVE_PROCESSOR_URL=http://H:N and the same JACKDAW_LIVE_PROCESSOR_SECRET, and live
 mode runs end to end against it. Defaults: port 9090, host 127.0.0.1.
+`,
+  listen: `Usage: jackdaw listen --forward-to URL [--events TYPE,…] [--key sk_test_…] [--api-url URL]
+
+Streams the account's events as they happen and POSTs each to URL exactly as a notify call is
+made (same body and headers, Jackdaw-Signature with the webhook secret of the key's mode, which
+it prints first), printing one line per event with the receiver's status and time. A dropped
+connection resumes after the last event received, missing none. Ctrl-C stops it.
+
+  --forward-to URL     where to send each event (e.g. http://localhost:3000/webhooks/jackdaw)
+  --events LIST        only these types, comma-separated (e.g. charge.succeeded,charge.refunded)
+  --key KEY            a secret key (default: JACKDAW_API_KEY)
+  --api-url URL        the service (default: JACKDAW_API_URL, else http://127.0.0.1:$PORT)
 `,
 }
 
@@ -91,6 +108,10 @@ async function main(argv: string[]) {
       workers: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
+      'forward-to': { type: 'string' },
+      events: { type: 'string' },
+      key: { type: 'string' },
+      'api-url': { type: 'string' },
     },
   })
   const topic = command && HELP[command] ? command : 'main'
@@ -157,6 +178,26 @@ async function main(argv: string[]) {
       process.stdout.write(`Jackdaw processor simulator listening on ${address}\n`)
       return
     }
+    case 'listen': {
+      const forwardTo = values['forward-to']
+      if (!forwardTo) throw new UsageError('--forward-to URL is required')
+      const key = values.key ?? process.env.JACKDAW_API_KEY
+      if (!key) throw new UsageError('--key (or JACKDAW_API_KEY) is required: a secret key of the account')
+      const controller = new AbortController()
+      process.once('SIGINT', () => controller.abort())
+      process.once('SIGTERM', () => controller.abort())
+      await listen({
+        forwardTo,
+        key,
+        apiUrl: apiUrlOf(values['api-url'], process.env),
+        events: (values.events ?? '')
+          .split(',')
+          .map((e) => e.trim())
+          .filter(Boolean),
+        signal: controller.signal,
+      })
+      return
+    }
     default:
       throw new UsageError(`unknown command: ${command}${positionals.length > 1 ? ' …' : ''}`)
   }
@@ -166,6 +207,11 @@ await runMain(async () => {
   try {
     await main(process.argv.slice(2))
   } catch (err) {
+    if (err instanceof JackdawError || err instanceof JackdawConnectionError) {
+      const said = err instanceof JackdawError ? `the service answered ${err.status}` : 'cannot reach the service'
+      process.stderr.write(`jackdaw: ${said}: ${err.message}\n`)
+      process.exit(1)
+    }
     if (err instanceof AppError) {
       process.stderr.write(`jackdaw: ${err.message}\n`)
       process.exit(1)

@@ -42,7 +42,18 @@ export function makeLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: Dest
       censor: '[redacted]',
     },
   }
-  return destination ? pino(options, destination) : pino(options)
+  if (destination) return pino(options, destination)
+  // lines for a person at a terminal; JSON, one object a line, for anything that reads the output
+  if (process.stdout.isTTY) {
+    return pino({
+      ...options,
+      transport: {
+        target: 'pino-pretty',
+        options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
+      },
+    })
+  }
+  return pino(options)
 }
 
 export function liveProcessorOf(config: Config): Processor | undefined {

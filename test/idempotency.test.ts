@@ -196,6 +196,31 @@ describe('the answers kept', () => {
   })
 })
 
+describe('X-Idempotency-Key', () => {
+  it('is the same header as Idempotency-Key: a retry under either name is replayed and creates nothing', async () => {
+    const k = key()
+    const body = customerBody()
+    const first = await t.sk.post('/v2/customers/', body, { 'x-idempotency-key': k })
+    expectFresh(first, 201)
+    expectReplayOf(await t.sk.post('/v2/customers/', body, { 'x-idempotency-key': k }), first)
+    expectReplayOf(await t.sk.post('/v2/customers/', body, idem(k)), first)
+    expect(await countCustomers(body.email)).toBe(1)
+  })
+
+  it('is checked as Idempotency-Key is, and the two names with different keys are 400, running nothing', async () => {
+    const tooLong = customerBody()
+    const long = await t.sk.post('/v2/customers/', tooLong, { 'x-idempotency-key': 'k'.repeat(256) })
+    expect(long.status).toBe(400)
+    expect(long.body.error.code).toBe('header_invalid')
+    const both = customerBody()
+    const res = await t.sk.post('/v2/customers/', both, { ...idem(key()), 'x-idempotency-key': key() })
+    expect(res.status).toBe(400)
+    expect(res.body.error).toMatchObject({ code: 'header_invalid', param: 'Idempotency-Key' })
+    expect(await countCustomers(tooLong.email)).toBe(0)
+    expect(await countCustomers(both.email)).toBe(0)
+  })
+})
+
 describe('the key itself', () => {
   it('255 characters is fine; longer, or empty, is 400 and runs nothing', async () => {
     const long = 'k'.repeat(255)

@@ -12,6 +12,21 @@ declare module 'fastify' {
 }
 
 const HEADER = 'idempotency-key'
+/** the name some clients of this API family send the same header under */
+const ALIAS = 'x-idempotency-key'
+
+/** The key a request sent, under either name; two different keys are refused. */
+function sentKey(request: FastifyRequest): string | string[] | undefined {
+  const main = request.headers[HEADER]
+  const alias = request.headers[ALIAS]
+  if (main === undefined) return alias
+  if (alias !== undefined && String(alias) !== String(main)) {
+    throw new AppError('header_invalid', 'Idempotency-Key and X-Idempotency-Key differ; send one of them', {
+      param: 'Idempotency-Key',
+    })
+  }
+  return main
+}
 
 /** The path as routing sees it: a trailing slash and doubled slashes make no other operation. */
 function canonicalPath(url: string): string {
@@ -32,7 +47,7 @@ function canonicalJson(value: unknown): string {
 }
 
 /**
- * `Idempotency-Key` on a POST: the first request with a key runs and its answer is kept for
+ * `Idempotency-Key` (or `X-Idempotency-Key`, the same header) on a POST: the first request with a key runs and its answer is kept for
  * 24 hours; a retry with the same body gets that answer again; another body, or a retry while the
  * first still runs, is 409. Faults of the service's own (5xx) and refused requests (422) are not
  * kept, so a retry runs again; after a fault, only a retry of the same request. Answers are kept encrypted; the keys of public-key callers are their
@@ -44,7 +59,7 @@ export function registerIdempotency(
 ) {
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'POST' || !request.caller) return
-    const raw = request.headers[HEADER]
+    const raw = sentKey(request)
     if (raw === undefined) return
     const sent = Array.isArray(raw) ? raw[0] : raw
     if (!sent || sent.length > 255 || !/^[\x20-\x7e]+$/.test(sent)) {

@@ -8,11 +8,15 @@ export interface ListQueryInput {
   limit?: number | undefined
 }
 
-/** Runs a page query, turning an unknown cursor into the documented 400. */
+/**
+ * Runs a page query, turning an unknown cursor into the documented 400. `filters`, the list's
+ * own query parameters as sent, are kept in the `next` link.
+ */
 export async function pageOf<T extends { id?: string | undefined }>(
   path: string,
   query: ListQueryInput,
   load: (page: { startAfter?: string | undefined; limit: number }) => Promise<Page<T>>,
+  filters: Record<string, string | undefined> = {},
 ) {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE
   let page: Page<T>
@@ -28,9 +32,13 @@ export async function pageOf<T extends { id?: string | undefined }>(
     throw err
   }
   const last = page.rows[page.rows.length - 1]
+  const kept = Object.entries(filters)
+    .filter((e): e is [string, string] => e[1] !== undefined)
+    .map(([k, v]) => `&${k}=${encodeURIComponent(v)}`)
+    .join('')
   const next =
     page.hasMore && last?.id
-      ? `${path}?start_after=${encodeURIComponent(last.id)}${query.limit !== undefined ? `&limit=${query.limit}` : ''}`
+      ? `${path}?start_after=${encodeURIComponent(last.id)}${query.limit !== undefined ? `&limit=${query.limit}` : ''}${kept}`
       : null
   return { object: 'list' as const, next, data: page.rows }
 }

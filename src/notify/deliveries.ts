@@ -73,8 +73,9 @@ export async function redeliver(db: Queryable, deliveryId: string, scope?: Scope
 export function deliveryService(deps: { db: Db; onQueued?: (() => void) | undefined }) {
   const { db } = deps
 
-  async function list(scope: Scope, page: PageRequest): Promise<Page<DeliveryView>> {
-    const found = await store.listDeliveries(db, scope, page)
+  /** A page of deliveries, newest first; with `chargeId`, only those of that charge's events. */
+  async function list(scope: Scope, page: PageRequest, chargeId?: string | undefined): Promise<Page<DeliveryView>> {
+    const found = await store.listDeliveries(db, scope, page, chargeId)
     return { rows: await withAttempts(db, found.rows), hasMore: found.hasMore }
   }
 

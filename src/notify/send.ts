@@ -9,6 +9,7 @@ import {
   type ResolvedAddress,
   systemResolver,
 } from '../services/notify-address.js'
+import { SIGNATURE_HEADER, sign } from './signature.js'
 
 /**
  * Why an attempt got no proper answer, as a class: the deliveries list shows it to whoever holds
@@ -55,6 +56,16 @@ export interface SendRequest {
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 3_000
+
+/** The headers of a notify call of `payload`, signed with the webhook secret of its mode. */
+export function notifyHeaders(payload: string, secret: string, deliveryId?: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'Jackdaw-Notify/1',
+    [SIGNATURE_HEADER]: sign(payload, secret),
+    ...(deliveryId ? { 'Jackdaw-Delivery': deliveryId } : {}),
+  }
+}
 
 /**
  * Serves the connection the addresses resolved and checked before the call, rather than resolving

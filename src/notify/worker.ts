@@ -6,8 +6,7 @@ import type { NotifyAllowList, NotifyHostResolver } from '../services/notify-add
 import { findAccount } from '../store/accounts.js'
 import type { Db } from '../store/db.js'
 import { type ClaimedDelivery, claimDue, nextDueInMs, recordOutcome } from '../store/deliveries.js'
-import { postNotify, type SendResult } from './send.js'
-import { SIGNATURE_HEADER, sign } from './signature.js'
+import { notifyHeaders, postNotify, type SendResult } from './send.js'
 
 export interface DeliveryWorkerSettings {
   /** seconds to wait after each failed attempt; one attempt more than there are entries */
@@ -147,12 +146,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
       result = await postNotify({
         url: d.url,
         body: d.payload,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'Jackdaw-Notify/1',
-          [SIGNATURE_HEADER]: sign(d.payload, secret),
-          'Jackdaw-Delivery': d.id,
-        },
+        headers: notifyHeaders(d.payload, secret, d.id),
         timeoutMs,
         connectTimeoutMs: opts.connectTimeoutMs,
         allow: opts.allow,

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { MAX_AMOUNT } from '../domain/money.js'
-import { Metadata, MetadataOut, PATTERN_P, Timestamp } from './common.js'
+import { ListQueryWith, Metadata, MetadataOut, PATTERN_P, Timestamp } from './common.js'
 import { ChargeSource } from './source.js'
 
 const Amount = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_AMOUNT, description })
@@ -74,6 +74,8 @@ export const FailureData = Type.Object({
   provider_response: Type.Record(Type.String(), Type.Unknown()),
 })
 
+export const CHARGE_STATUSES = ['pending', 'succeeded', 'failed', 'voided', 'refunded'] as const
+
 export const Charge = Type.Object({
   object: Type.Literal('charge'),
   id: Type.String(),
@@ -86,7 +88,7 @@ export const Charge = Type.Object({
   description: Type.String(),
   source: ChargeSource,
   refunds: Type.Array(Refund),
-  status: Type.Enum(['pending', 'succeeded', 'failed', 'voided', 'refunded']),
+  status: Type.Enum([...CHARGE_STATUSES]),
   livemode: Type.Boolean(),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -94,3 +96,14 @@ export const Charge = Type.Object({
   failure_data: Type.Optional(FailureData),
 })
 export type ChargeView = Static<typeof Charge>
+
+export const ChargeListQuery = ListQueryWith({
+  status: Type.Optional(Type.Enum([...CHARGE_STATUSES], { description: 'Only the charges in this status' })),
+})
+export type ChargeListQueryInput = Static<typeof ChargeListQuery>
+
+/** `charge` on the event and delivery lists: only those of one charge. */
+export const OfChargeQuery = ListQueryWith({
+  charge: Type.Optional(Type.String({ maxLength: 100, description: 'A charge id (ch_…): only its objects' })),
+})
+export type OfChargeQueryInput = Static<typeof OfChargeQuery>

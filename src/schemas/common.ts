@@ -57,6 +57,11 @@ export const ListQuery = Type.Object(
   { additionalProperties: false },
 )
 
+/** The query of a list with filters of its own besides the paging parameters. */
+export function ListQueryWith<P extends Record<string, TSchema>>(filters: P) {
+  return Type.Object({ ...ListQuery.properties, ...filters }, { additionalProperties: false })
+}
+
 export function ListOf<T extends TSchema>(item: T) {
   return Type.Object({
     object: Type.Literal('list'),

@@ -70,10 +70,16 @@ export function eventService(deps: {
     return eventView(row)
   }
 
-  async function list(scope: Scope, page: PageRequest): Promise<Page<EventView>> {
-    const found = await events.listEvents(db, scope, page)
+  /** A page of events, newest first; with `chargeId`, only that charge's. */
+  async function list(scope: Scope, page: PageRequest, chargeId?: string | undefined): Promise<Page<EventView>> {
+    const found = await events.listEvents(db, scope, page, chargeId)
     return { rows: found.rows.map(eventView), hasMore: found.hasMore }
   }
 
-  return { recorder, get, list }
+  /** Up to `limit` events after `afterId` (all of the scope's when null), oldest first. */
+  async function after(scope: Scope, afterId: string | null, limit: number): Promise<EventView[]> {
+    return (await events.eventsAfter(db, scope, afterId, limit)).map(eventView)
+  }
+
+  return { recorder, get, list, after, newestId: (scope: Scope) => events.newestEventId(db, scope) }
 }

@@ -75,8 +75,18 @@ export async function getDelivery(db: Queryable, id: string, scope?: Scope): Pro
   return res.rows[0]
 }
 
-export function listDeliveries(db: Queryable, scope: Scope, page: PageRequest): Promise<Page<DeliveryRow>> {
-  return listPage<DeliveryRow>(db, 'deliveries', COLUMNS, scope, page)
+/** A page of deliveries, newest first; with `chargeId`, only those of that charge's events. */
+export function listDeliveries(
+  db: Queryable,
+  scope: Scope,
+  page: PageRequest,
+  chargeId?: string | undefined,
+): Promise<Page<DeliveryRow>> {
+  const filter =
+    chargeId === undefined
+      ? undefined
+      : { where: (p: string) => `event_id IN (SELECT e.id FROM events e WHERE e.charge_id = ${p})`, value: chargeId }
+  return listPage<DeliveryRow>(db, 'deliveries', COLUMNS, scope, page, filter)
 }
 
 export async function attemptsOf(db: Queryable, deliveryIds: string[]): Promise<AttemptRow[]> {

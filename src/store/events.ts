@@ -34,6 +34,40 @@ export async function getEvent(db: Queryable, scope: Scope, id: string): Promise
   return res.rows[0]
 }
 
-export function listEvents(db: Queryable, scope: Scope, page: PageRequest): Promise<Page<EventRow>> {
-  return listPage<EventRow>(db, 'events', COLUMNS, scope, page)
+/** A page of events, newest first; with `chargeId`, only that charge's. */
+export function listEvents(
+  db: Queryable,
+  scope: Scope,
+  page: PageRequest,
+  chargeId?: string | undefined,
+): Promise<Page<EventRow>> {
+  const filter = chargeId === undefined ? undefined : { where: (p: string) => `charge_id = ${p}`, value: chargeId }
+  return listPage<EventRow>(db, 'events', COLUMNS, scope, page, filter)
+}
+
+/**
+ * Up to `limit` events of a scope whose ids come after `afterId` (all of them when null), oldest
+ * first: what an event stream sends next.
+ */
+export async function eventsAfter(
+  db: Queryable,
+  scope: Scope,
+  afterId: string | null,
+  limit: number,
+): Promise<EventRow[]> {
+  const res = await db.query<EventRow>(
+    `SELECT ${COLUMNS} FROM events WHERE account_id = $1 AND livemode = $2 AND ($3::text IS NULL OR id > $3)
+     ORDER BY id LIMIT $4`,
+    [scope.accountId, scope.livemode, afterId, limit],
+  )
+  return res.rows
+}
+
+/** The id of a scope's newest event, or null when it has none. */
+export async function newestEventId(db: Queryable, scope: Scope): Promise<string | null> {
+  const res = await db.query<{ id: string }>(
+    'SELECT id FROM events WHERE account_id = $1 AND livemode = $2 ORDER BY id DESC LIMIT 1',
+    [scope.accountId, scope.livemode],
+  )
+  return res.rows[0]?.id ?? null
 }

@@ -26,9 +26,15 @@ export async function pageWhere(
   table: ListTable,
   scope: Scope,
   page: PageRequest,
+  filter?: ListFilter,
 ): Promise<{ where: string; params: unknown[] }> {
   const params: unknown[] = [scope.accountId, scope.livemode, page.limit + 1]
-  if (page.startAfter === undefined) return { where: 'account_id = $1 AND livemode = $2', params }
+  const filtered = (where: string) => {
+    if (!filter) return { where, params }
+    params.push(filter.value)
+    return { where: `${where} AND ${filter.where(`$${params.length}`)}`, params }
+  }
+  if (page.startAfter === undefined) return filtered('account_id = $1 AND livemode = $2')
   const cursor = await db.query(`SELECT 1 FROM ${table} WHERE id = $1 AND account_id = $2 AND livemode = $3`, [
     page.startAfter,
     scope.accountId,
@@ -36,7 +42,7 @@ export async function pageWhere(
   ])
   if (cursor.rows.length === 0) throw new CursorNotFound()
   params.push(page.startAfter)
-  return { where: 'account_id = $1 AND livemode = $2 AND id < $4', params }
+  return filtered('account_id = $1 AND livemode = $2 AND id < $4')
 }
 
 /** A page out of up to limit + 1 rows. */
@@ -46,8 +52,18 @@ export function toPage<R>(rows: R[], limit: number): Page<R> {
 }
 
 /**
+ * One more condition of a list, on one value: `where` writes it given that value's parameter
+ * (`$5`). Its text comes from code, never from a request.
+ */
+export interface ListFilter {
+  where: (param: string) => string
+  value: unknown
+}
+
+/**
  * Newest first by id (ids begin with their creation time), keyset-paged: a page holds the rows
  * whose id is below the cursor, so rows inserted while a client pages never shift a later page.
+ * A cursor need not match `filter`: it is any object of the list.
  */
 export async function listPage<R>(
   db: Queryable,
@@ -55,8 +71,9 @@ export async function listPage<R>(
   columns: string,
   scope: Scope,
   page: PageRequest,
+  filter?: ListFilter,
 ): Promise<Page<R>> {
-  const { where, params } = await pageWhere(db, table, scope, page)
+  const { where, params } = await pageWhere(db, table, scope, page, filter)
   const res = await db.query<R>(`SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY id DESC LIMIT $3`, params)
   return toPage(res.rows, page.limit)
 }

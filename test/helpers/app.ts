@@ -106,6 +106,7 @@ export type AppExtras = Pick<
   | 'recovery'
   | 'idempotencyLeaseSeconds'
   | 'requestTimeoutMs'
+  | 'eventStream'
 >
 
 /**

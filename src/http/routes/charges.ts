@@ -2,13 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   CaptureBody,
   Charge,
+  ChargeListQuery,
   CreateChargeBody,
   RefundBody,
   TestAuthorizeBody,
   VerifyBody,
   VoidBody,
 } from '../../schemas/charge.js'
-import { IdParams, ListOf, ListQuery, withErrors } from '../../schemas/common.js'
+import { IdParams, ListOf, withErrors } from '../../schemas/common.js'
 import { chargeBodyViolations } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
 import { chargeBaseUrlOf } from '../base-url.js'
@@ -58,11 +59,15 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags,
         summary: 'List charges, newest first',
-        querystring: ListQuery,
+        description: 'With `status`, only the charges in that status.',
+        querystring: ChargeListQuery,
         response: withErrors({ 200: ListOf(Charge) }),
       },
     },
-    (req) => pageOf('/v2/charges/', req.query, (page) => charges.list(req.caller, page)),
+    (req) =>
+      pageOf('/v2/charges/', req.query, (page) => charges.list(req.caller, page, req.query.status), {
+        status: req.query.status,
+      }),
   )
 
   app.get(

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { IdParams, ListOf, ListQuery, withErrors } from '../../schemas/common.js'
+import { OfChargeQuery } from '../../schemas/charge.js'
+import { IdParams, ListOf, withErrors } from '../../schemas/common.js'
 import { Delivery, RedeliverBody } from '../../schemas/delivery.js'
 import type { Services } from '../../services/index.js'
 import { pageOf } from '../lists.js'
@@ -16,11 +17,15 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
       schema: {
         tags,
         summary: 'List notify call deliveries, newest first, each with its attempts',
-        querystring: ListQuery,
+        description: "With `charge`, only the deliveries of that charge's events.",
+        querystring: OfChargeQuery,
         response: withErrors({ 200: ListOf(Delivery) }),
       },
     },
-    (req) => pageOf('/v2/deliveries/', req.query, (page) => deliveries.list(req.caller, page)),
+    (req) =>
+      pageOf('/v2/deliveries/', req.query, (page) => deliveries.list(req.caller, page, req.query.charge), {
+        charge: req.query.charge,
+      }),
   )
 
   app.get(

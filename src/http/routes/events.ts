@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { IdParams, ListOf, ListQuery, withErrors } from '../../schemas/common.js'
+import { OfChargeQuery } from '../../schemas/charge.js'
+import { IdParams, ListOf, withErrors } from '../../schemas/common.js'
 import { Event } from '../../schemas/event.js'
 import type { Services } from '../../services/index.js'
 import { pageOf } from '../lists.js'
@@ -13,11 +14,15 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       schema: {
         tags,
         summary: 'List events, newest first',
-        querystring: ListQuery,
+        description: 'With `charge`, only the events of that charge.',
+        querystring: OfChargeQuery,
         response: withErrors({ 200: ListOf(Event) }),
       },
     },
-    (req) => pageOf('/v2/events/', req.query, (page) => services.events.list(req.caller, page)),
+    (req) =>
+      pageOf('/v2/events/', req.query, (page) => services.events.list(req.caller, page, req.query.charge), {
+        charge: req.query.charge,
+      }),
   )
   app.get(
     '/v2/events/:evt_id',

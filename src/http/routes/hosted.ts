@@ -2,13 +2,14 @@ import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { majorUnits, minorUnits } from '../../domain/money.js'
+import { formatAmount } from '../../domain/amount-format.js'
 import { AppError } from '../../errors.js'
 import type { PayerStep } from '../../processor/processor.js'
 import type { HostedPageUrl } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
 import { redirectAddressProblem } from '../../services/sources.js'
 import { baseUrlOf } from '../base-url.js'
+import { pageCsp } from '../page-security.js'
 
 const HOSTED_PATH = '/v2/hosted/charges'
 
@@ -34,7 +35,7 @@ const TITLES: Record<PayerStep, { title: string; text: string }> = {
   otp: { title: 'One-time password', text: 'Enter the code your bank sent you.' },
 }
 
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'"
+const CSP = pageCsp({ 'style-src': "'unsafe-inline'", 'img-src': 'data:' })
 
 function page(title: string, body: string): string {
   return `<!doctype html>
@@ -47,24 +48,6 @@ function page(title: string, body: string): string {
 button{font:inherit;padding:.6rem 1.2rem;border-radius:8px;border:1px solid #888;margin-right:.5rem;cursor:pointer}
 button[value=approve]{background:#1d7f3a;color:#fff;border-color:#1d7f3a}</style></head>
 <body><div class="box">${body}</div></body></html>`
-}
-
-/** The amount in its currency's major unit, by ISO 4217's minor unit; Intl only draws the symbol. */
-function formatAmount(amount: number, currency: string): string {
-  const digits = minorUnits(currency)
-  const major = majorUnits(amount, currency)
-  try {
-    const format = new Intl.NumberFormat('en', {
-      style: 'currency',
-      currency,
-      minimumFractionDigits: digits,
-      maximumFractionDigits: digits,
-    })
-    // a decimal text is formatted exactly, where a number past 2^53 / 10^digits would not be
-    return format.format(major as unknown as number)
-  } catch {
-    return `${major} ${currency.toUpperCase()}`
-  }
 }
 
 const Params = Type.Object({ ch_id: Type.String({ minLength: 1, maxLength: 100 }) })

@@ -1,24 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { Timestamp, withErrors } from '../../schemas/common.js'
+import { Account, WebhookSecret } from '../../schemas/account.js'
+import { withErrors } from '../../schemas/common.js'
 import type { Services } from '../../services/index.js'
-
-const Account = Type.Object({
-  object: Type.Literal('account'),
-  id: Type.String(),
-  name: Type.String(),
-  livemode: Type.Boolean({ description: 'The mode of the key used' }),
-  pk_test_key: Type.String(),
-  pk_live_key: Type.String(),
-  webhook_secret: Type.String({ description: 'Signs notify calls of this mode (whsec_…)' }),
-  created_at: Timestamp,
-})
-
-const WebhookSecret = Type.Object({
-  object: Type.Literal('webhook_secret'),
-  livemode: Type.Boolean(),
-  secret: Type.String(),
-})
 
 export const meRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   app.get(

@@ -72,8 +72,8 @@ export function chargeViews(db: Db) {
     return loadView(db, row)
   }
 
-  async function list(scope: Scope, page: PageRequest): Promise<Page<ChargeView>> {
-    const found = await listChargesWithDetails(db, scope, page)
+  async function list(scope: Scope, page: PageRequest, status?: string): Promise<Page<ChargeView>> {
+    const found = await listChargesWithDetails(db, scope, page, status)
     return { rows: found.rows.map((d) => chargeView(d.charge, d.source, d.refunds)), hasMore: found.hasMore }
   }
 

@@ -167,7 +167,8 @@ CREATE TABLE events (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX events_list ON events (account_id, livemode, id);
-CREATE INDEX events_charge ON events (charge_id);
+-- a charge's events, newest first, for its history (`?charge=` on the event and delivery lists)
+CREATE INDEX events_charge ON events (charge_id, id);
 
 -- Notify calls: an outbox of deliveries, queued in the transaction that records their event, and
 -- every attempt made to send one.

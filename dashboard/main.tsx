@@ -1,0 +1,87 @@
+import { render } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import './style.css'
+import { href, useRoute } from './router.js'
+import { type Session, signIn, signOut, storedKey } from './session.js'
+import { ChargeView } from './views/charge.js'
+import { ChargesView } from './views/charges.js'
+import { describe } from './views/common.js'
+import { CustomersView, DeliveriesView, EventsView } from './views/lists.js'
+import { SignIn } from './views/signin.js'
+
+const SECTIONS = [
+  ['charges', 'Charges'],
+  ['customers', 'Customers'],
+  ['events', 'Events'],
+  ['deliveries', 'Notify calls'],
+] as const
+
+function Signed({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
+  const route = useRoute()
+  const [section = 'charges', id] = route.parts
+  const { client, account } = session
+  const live = account.livemode
+  let view = <ChargesView client={client} route={route} />
+  if (section === 'charges' && id) view = <ChargeView client={client} id={id} />
+  else if (section === 'customers') view = <CustomersView client={client} route={route} />
+  else if (section === 'events') view = <EventsView client={client} route={route} />
+  else if (section === 'deliveries') view = <DeliveriesView client={client} route={route} />
+  return (
+    <div class={live ? 'shell live' : 'shell test'}>
+      <header class="top">
+        <strong class="brand">Jackdaw</strong>
+        <span class="account">{account.name}</span>
+        <span class={`mode ${live ? 'mode-live' : 'mode-test'}`} data-testid="mode">
+          {live ? 'Live mode' : 'Test mode'}
+        </span>
+        <nav class="sections">
+          {SECTIONS.map(([path, label]) => (
+            <a key={path} href={href(`/${path}`)} class={section === path ? 'current' : ''}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        <button type="button" class="signout" onClick={onSignOut}>
+          Sign out
+        </button>
+      </header>
+      <main>{view}</main>
+    </div>
+  )
+}
+
+function App() {
+  const [session, setSession] = useState<Session>()
+  const [restoring, setRestoring] = useState(() => storedKey() !== null)
+  const [error, setError] = useState<string>()
+  useEffect(() => {
+    const key = storedKey()
+    if (!key) return
+    signIn(key)
+      .then(setSession, (err: unknown) => {
+        signOut()
+        setError(describe(err))
+      })
+      .finally(() => setRestoring(false))
+  }, [])
+  if (restoring) return <p class="muted">Signing in…</p>
+  if (!session) {
+    return (
+      <>
+        {error ? <p class="error">{error}</p> : null}
+        <SignIn onSignIn={async (key) => setSession(await signIn(key))} />
+      </>
+    )
+  }
+  return (
+    <Signed
+      session={session}
+      onSignOut={() => {
+        signOut()
+        setSession(undefined)
+      }}
+    />
+  )
+}
+
+render(<App />, document.getElementById('app') as HTMLElement)

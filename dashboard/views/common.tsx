@@ -1,0 +1,122 @@
+import type { ComponentChildren } from 'preact'
+import { useCallback, useEffect, useState } from 'preact/hooks'
+import { JackdawError, type List } from '../../src/client/api.js'
+import { formatAmount } from '../../src/domain/amount-format.js'
+import { href } from '../router.js'
+
+export type Loaded<T> = { state: 'loading' } | { state: 'error'; message: string } | { state: 'ready'; value: T }
+
+/** Runs `load` when `deps` change; `reload` runs it again (after an action). */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [Loaded<T>, () => void] {
+  const [loaded, setLoaded] = useState<Loaded<T>>({ state: 'loading' })
+  const [round, setRound] = useState(0)
+  useEffect(() => {
+    let live = true
+    load().then(
+      (value) => live && setLoaded({ state: 'ready', value }),
+      (err: unknown) => live && setLoaded({ state: 'error', message: describe(err) }),
+    )
+    return () => {
+      live = false
+    }
+  }, [...deps, round])
+  return [loaded, useCallback(() => setRound((n) => n + 1), [])]
+}
+
+export function describe(err: unknown): string {
+  if (err instanceof JackdawError) return `${err.message} (${err.code})`
+  return err instanceof Error ? err.message : String(err)
+}
+
+export function Show<T>({ loaded, children }: { loaded: Loaded<T>; children: (value: T) => ComponentChildren }) {
+  if (loaded.state === 'loading') return <p class="muted">Loading…</p>
+  if (loaded.state === 'error')
+    return (
+      <p class="error" role="alert">
+        {loaded.message}
+      </p>
+    )
+  return <>{children(loaded.value)}</>
+}
+
+export function Money({ amount, currency }: { amount: number; currency: string }) {
+  return <span class="money">{formatAmount(amount, currency)}</span>
+}
+
+export function Status({ status }: { status: string }) {
+  return <span class={`status status-${status}`}>{status}</span>
+}
+
+/** A time as the reader's clock shows it, with the exact value on hover. */
+export function Time({ at }: { at: string | null | undefined }) {
+  if (!at) return <span class="muted">—</span>
+  const d = new Date(at)
+  return (
+    <time dateTime={at} title={at}>
+      {d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })}
+    </time>
+  )
+}
+
+export function Id({ id }: { id: string }) {
+  return <code class="id">{id}</code>
+}
+
+export function ChargeLink({ id }: { id: string }) {
+  return (
+    <a href={href(`/charges/${id}`)}>
+      <Id id={id} />
+    </a>
+  )
+}
+
+/**
+ * The paging of the API: "Next" goes on after the last object shown (start_after), as the list's
+ * `next` says there is more; "First page" starts over.
+ */
+export function Pager<T extends { id?: string | undefined }>({
+  list,
+  path,
+  query,
+}: {
+  list: List<T>
+  path: string
+  query: Record<string, string | undefined>
+}) {
+  const last = list.data[list.data.length - 1]
+  return (
+    <nav class="pager" aria-label="Pages">
+      {query.start_after ? <a href={href(path, { ...query, start_after: undefined })}>First page</a> : <span />}
+      {list.next && last?.id ? <a href={href(path, { ...query, start_after: last.id })}>Next page</a> : null}
+    </nav>
+  )
+}
+
+/** A button that runs an action, shows it running, and reports its error. */
+export function ActionButton({ label, run, danger }: { label: string; run: () => Promise<unknown>; danger?: boolean }) {
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string>()
+  const click = async () => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      await run()
+    } catch (err) {
+      setError(describe(err))
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <span class="action">
+      <button type="button" class={danger ? 'danger' : ''} disabled={busy} onClick={click}>
+        {busy ? `${label}…` : label}
+      </button>
+      {error ? (
+        <span class="error" role="alert">
+          {error}
+        </span>
+      ) : null}
+    </span>
+  )
+}

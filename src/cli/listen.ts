@@ -1,0 +1,72 @@
+import { createClient, type Event } from '../client/api.js'
+import { notifyHeaders, postNotify } from '../notify/send.js'
+import { NotifyAllowList } from '../services/notify-address.js'
+
+export interface ListenOptions {
+  forwardTo: string
+  apiUrl: string
+  key: string
+  /** event types to forward; all when empty */
+  events: string[]
+  /** how long the local receiver has to answer */
+  timeoutMs?: number
+  out?: (line: string) => void
+  signal?: AbortSignal
+}
+
+/** The service's address as `listen` and other client commands find it. */
+export function apiUrlOf(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  return flag ?? env.JACKDAW_API_URL ?? `http://127.0.0.1:${env.PORT || '8080'}`
+}
+
+const clock = (d: Date) => d.toISOString().slice(11, 23)
+
+/**
+ * `jackdaw listen`: streams the account's events (GET /v2/events/stream) and forwards each to a
+ * local address as the service's notify call would be made: the same body, headers and
+ * signature, with the webhook secret of the key's mode, which it prints first. A dropped stream
+ * resumes after the last event, so none is missed.
+ */
+export async function listen(opts: ListenOptions): Promise<void> {
+  const out = opts.out ?? ((line: string) => process.stdout.write(`${line}\n`))
+  const url = new URL(opts.forwardTo)
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error('--forward-to must be an http or https URL')
+  const client = createClient({ apiKey: opts.key, baseUrl: opts.apiUrl })
+  const account = await client.me.retrieve()
+  const wanted = new Set(opts.events)
+  out(`Forwarding the ${account.livemode ? 'live' : 'test'}-mode events of ${account.name} (${account.id})`)
+  out(`  from ${opts.apiUrl} to ${opts.forwardTo}${wanted.size ? `, only ${[...wanted].join(', ')}` : ''}`)
+  out(`Signing secret: ${account.webhook_secret}  (Jackdaw-Signature, as on notify calls)`)
+  out('Ready. Press Ctrl-C to stop.')
+
+  const events = client.events.stream({
+    signal: opts.signal,
+    onReconnect: (last, err) =>
+      out(`${clock(new Date())}  connection lost (${(err as Error)?.message ?? err}); resuming after ${last ?? 'now'}`),
+  })
+  try {
+    for await (const event of events) await forward(event)
+  } catch (err) {
+    if (opts.signal?.aborted) return
+    throw err
+  }
+
+  const forwardHost = NotifyAllowList.parse(new URL(opts.forwardTo).hostname)
+
+  async function forward(event: Event) {
+    if (wanted.size && !wanted.has(event.type)) return
+    const body = JSON.stringify(event)
+    const started = new Date()
+    const result = await postNotify({
+      url: opts.forwardTo,
+      body,
+      headers: notifyHeaders(body, account.webhook_secret),
+      timeoutMs: opts.timeoutMs ?? 10_000,
+      // the receiver is the one the developer named, usually on this machine: it alone is allowed
+      allow: forwardHost,
+    })
+    const answer = result.statusCode !== null ? `[${result.statusCode}]` : `[failed: ${result.error}]`
+    out(`${clock(started)}  ${event.type.padEnd(22)} ${event.id}  -> ${answer} ${Math.round(result.durationMs)} ms`)
+  }
+}

@@ -1,0 +1,292 @@
+import type { Static } from 'typebox'
+import type * as account from '../schemas/account.js'
+import type * as charge from '../schemas/charge.js'
+import type * as common from '../schemas/common.js'
+import type * as customer from '../schemas/customer.js'
+import type * as delivery from '../schemas/delivery.js'
+import type * as event from '../schemas/event.js'
+import type * as source from '../schemas/source.js'
+import { type ErrorBody, JackdawConnectionError, JackdawError } from './errors.js'
+import { readStream } from './sse.js'
+
+export type { ErrorBody }
+export { JackdawConnectionError, JackdawError }
+
+// The objects and request bodies, as the service's own schemas (and so its OpenAPI document) say.
+export type Charge = Static<typeof charge.Charge>
+export type Refund = Charge['refunds'][number]
+export type Source = Static<typeof source.Source>
+export type Customer = Static<typeof customer.Customer>
+export type DeletedCustomer = Static<typeof customer.DeletedCustomer>
+export type Event = Static<typeof event.Event>
+export type Delivery = Static<typeof delivery.Delivery>
+export type Account = Static<typeof account.Account>
+export type WebhookSecret = Static<typeof account.WebhookSecret>
+export type ErrorEnvelope = Static<typeof common.ErrorEnvelope>
+export type CreateChargeParams = Static<typeof charge.CreateChargeBody>
+export type CaptureParams = Static<typeof charge.CaptureBody>
+export type RefundParams = Static<typeof charge.RefundBody>
+export type VerifyParams = Static<typeof charge.VerifyBody>
+export type TestAuthorizeParams = Static<typeof charge.TestAuthorizeBody>
+export type CreateSourceParams = Static<typeof source.CreateSourceBody>
+export type CreateCustomerParams = Static<typeof customer.CreateCustomerBody>
+export type UpdateCustomerParams = Static<typeof customer.UpdateCustomerBody>
+export type AttachSourceParams = Static<typeof customer.AttachSourceBody>
+export type ListParams = Static<typeof common.ListQuery>
+export type ChargeListParams = Static<typeof charge.ChargeListQuery>
+export type OfChargeListParams = Static<typeof charge.OfChargeQuery>
+
+export interface List<T> {
+  object: 'list'
+  next: string | null
+  data: T[]
+}
+
+export interface ClientOptions {
+  /** a secret key (sk_…), or a public key for the operations that take one */
+  apiKey: string
+  /** where the service is, e.g. http://127.0.0.1:8080 */
+  baseUrl: string
+  /** retries of a request answered 429 or 503, or that got no answer (default 2) */
+  maxRetries?: number
+  /** how long one attempt may take, in milliseconds (default 30 000) */
+  timeoutMs?: number
+  /** the longest wait between attempts, whatever Retry-After asks (default 20 000 ms) */
+  maxRetryDelayMs?: number
+  fetch?: typeof fetch
+}
+
+export interface RequestOptions {
+  /** for a POST: the key that makes a retry safe; one is made when left out */
+  idempotencyKey?: string
+  signal?: AbortSignal
+}
+
+export interface StreamOptions {
+  /** start after this event, as a reconnect would */
+  lastEventId?: string
+  signal?: AbortSignal
+  /** called after a dropped connection, before the stream opens again after its last event */
+  onReconnect?: (lastEventId: string | undefined, error: unknown) => void
+}
+
+type Query = Record<string, string | number | boolean | undefined>
+
+const RETRIED = new Set([429, 503])
+const enc = encodeURIComponent
+
+/** 32 random hex digits; crypto.getRandomValues is there in every browser context, secure or not. */
+export function newIdempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16))
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer)
+        reject(signal.reason)
+      },
+      { once: true },
+    )
+  })
+
+function queryString(query: Query | undefined): string {
+  const pairs = Object.entries(query ?? {}).filter((e): e is [string, string | number | boolean] => e[1] !== undefined)
+  return pairs.length ? `?${pairs.map(([k, v]) => `${enc(k)}=${enc(String(v))}`).join('&')}` : ''
+}
+
+/**
+ * A client of the Jackdaw API: a method per operation, typed by the service's schemas. Every POST
+ * carries an Idempotency-Key (made here unless given), so that the retries of a request answered
+ * 429 or 503, or that got no answer, are safe; they wait as Retry-After says, else back off
+ * exponentially with jitter.
+ */
+export function createClient(options: ClientOptions) {
+  const base = options.baseUrl.replace(/\/+$/, '')
+  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis)
+  const maxRetries = options.maxRetries ?? 2
+  const timeoutMs = options.timeoutMs ?? 30_000
+  const maxDelay = options.maxRetryDelayMs ?? 20_000
+  const authorization = `Bearer ${options.apiKey}`
+
+  function delayFor(attempt: number, retryAfter: string | null): number {
+    const seconds = retryAfter !== null && /^\d+(\.\d+)?$/.test(retryAfter.trim()) ? Number(retryAfter) : undefined
+    const backoff = 500 * 2 ** attempt * (0.75 + Math.random() * 0.5)
+    return Math.min(maxDelay, seconds !== undefined ? seconds * 1000 : backoff)
+  }
+
+  async function send(method: string, path: string, body: unknown, opts: RequestOptions = {}): Promise<Response> {
+    const headers: Record<string, string> = { authorization, accept: 'application/json' }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    if (method === 'POST') headers['idempotency-key'] = opts.idempotencyKey ?? newIdempotencyKey()
+    const payload = body === undefined ? undefined : JSON.stringify(body)
+    for (let attempt = 0; ; attempt++) {
+      const signals = [AbortSignal.timeout(timeoutMs), ...(opts.signal ? [opts.signal] : [])]
+      let res: Response
+      try {
+        res = await doFetch(`${base}${path}`, { method, headers, body: payload, signal: AbortSignal.any(signals) })
+      } catch (err) {
+        if (opts.signal?.aborted) throw err
+        if (attempt >= maxRetries) {
+          throw new JackdawConnectionError(`${method} ${path}: no answer (${(err as Error).message})`, { cause: err })
+        }
+        await sleep(delayFor(attempt, null), opts.signal)
+        continue
+      }
+      if (RETRIED.has(res.status) && attempt < maxRetries) {
+        await res.body?.cancel()
+        await sleep(delayFor(attempt, res.headers.get('retry-after')), opts.signal)
+        continue
+      }
+      return res
+    }
+  }
+
+  async function request<T>(method: string, path: string, body?: unknown, opts?: RequestOptions): Promise<T> {
+    const res = await send(method, path, body, opts)
+    const text = await res.text()
+    let parsed: unknown
+    try {
+      parsed = text ? JSON.parse(text) : undefined
+    } catch {
+      parsed = undefined
+    }
+    if (res.ok) return parsed as T
+    const envelope =
+      parsed && typeof parsed === 'object' && 'error' in parsed
+        ? (parsed as ErrorBody)
+        : {
+            error: {
+              type: 'api_error',
+              code: 'unexpected_response',
+              message: `HTTP ${res.status}: ${text.slice(0, 200)}`,
+            },
+          }
+    throw new JackdawError(res.status, envelope, res.headers.get('request-id') ?? undefined)
+  }
+
+  const get = <T>(path: string, query?: Query, opts?: RequestOptions) =>
+    request<T>('GET', `${path}${queryString(query)}`, undefined, opts)
+  const post = <T>(path: string, body?: unknown, opts?: RequestOptions) => request<T>('POST', path, body ?? {}, opts)
+
+  /**
+   * The account's events as they are recorded (GET /v2/events/stream). A dropped connection is
+   * opened again after the last event received, so none is missed; an event that comes again
+   * after a reconnect is skipped.
+   */
+  async function* stream(opts: StreamOptions = {}): AsyncGenerator<Event> {
+    let last = opts.lastEventId
+    let delay = 1000
+    const seen = new Set<string>()
+    for (;;) {
+      let failure: unknown
+      try {
+        const res = await doFetch(`${base}/v2/events/stream`, {
+          headers: { authorization, accept: 'text/event-stream', ...(last ? { 'last-event-id': last } : {}) },
+          signal: opts.signal ?? null,
+        })
+        if (!res.ok || !res.body) {
+          if (!RETRIED.has(res.status)) {
+            const text = await res.text()
+            throw new JackdawError(
+              res.status,
+              JSON.parse(text) as ErrorBody,
+              res.headers.get('request-id') ?? undefined,
+            )
+          }
+          failure = new Error(`HTTP ${res.status}`)
+        } else {
+          for await (const message of readStream(res.body)) {
+            if (message.retry !== undefined) delay = message.retry
+            if (!message.id || seen.has(message.id)) continue
+            seen.add(message.id)
+            // the ids a reconnect can send again are those just before the last one
+            if (seen.size > 10_000) seen.delete(seen.values().next().value as string)
+            last = message.id
+            yield JSON.parse(message.data) as Event
+          }
+          failure = new Error('the stream ended')
+        }
+      } catch (err) {
+        if (err instanceof JackdawError || opts.signal?.aborted) throw err
+        failure = err
+      }
+      opts.onReconnect?.(last, failure)
+      await sleep(delay, opts.signal)
+    }
+  }
+
+  return {
+    me: {
+      retrieve: (opts?: RequestOptions) => get<Account>('/v2/me', undefined, opts),
+      rollWebhookSecret: (opts?: RequestOptions) => post<WebhookSecret>('/v2/me/webhook_secret/roll', {}, opts),
+    },
+    sources: {
+      create: (params: CreateSourceParams, opts?: RequestOptions) => post<Source>('/v2/sources/', params, opts),
+      retrieve: (id: string, opts?: RequestOptions) => get<Source>(`/v2/sources/${enc(id)}`, undefined, opts),
+    },
+    charges: {
+      create: (params: CreateChargeParams, opts?: RequestOptions) => post<Charge>('/v2/charges/', params, opts),
+      list: (params?: ChargeListParams, opts?: RequestOptions) => get<List<Charge>>('/v2/charges/', params, opts),
+      retrieve: (id: string, opts?: RequestOptions) => get<Charge>(`/v2/charges/${enc(id)}`, undefined, opts),
+      capture: (id: string, params: CaptureParams = {}, opts?: RequestOptions) =>
+        post<Charge>(`/v2/charges/${enc(id)}/capture`, params, opts),
+      void: (id: string, opts?: RequestOptions) => post<Charge>(`/v2/charges/${enc(id)}/void`, {}, opts),
+      refund: (id: string, params: RefundParams = {}, opts?: RequestOptions) =>
+        post<Charge>(`/v2/charges/${enc(id)}/refund`, params, opts),
+      verify: (id: string, params: VerifyParams, opts?: RequestOptions) =>
+        post<Charge>(`/v2/charges/${enc(id)}/verify`, params, opts),
+      /** test mode: answers a pending charge as its payer would on the hosted page */
+      testAuthorize: (id: string, params: TestAuthorizeParams, opts?: RequestOptions) =>
+        post<Charge>(`/v2/test/charges/${enc(id)}/authorize`, params, opts),
+    },
+    customers: {
+      create: (params: CreateCustomerParams, opts?: RequestOptions) => post<Customer>('/v2/customers/', params, opts),
+      list: (params?: ListParams, opts?: RequestOptions) => get<List<Customer>>('/v2/customers/', params, opts),
+      retrieve: (id: string, opts?: RequestOptions) => get<Customer>(`/v2/customers/${enc(id)}`, undefined, opts),
+      byEmail: (email: string, opts?: RequestOptions) =>
+        get<Customer>(`/v2/customers/by_email/${enc(email)}`, undefined, opts),
+      update: (id: string, params: UpdateCustomerParams, opts?: RequestOptions) =>
+        request<Customer>('PUT', `/v2/customers/${enc(id)}`, params, opts),
+      delete: (id: string, opts?: RequestOptions) =>
+        request<DeletedCustomer>('DELETE', `/v2/customers/${enc(id)}`, undefined, opts),
+      attachSource: (id: string, params: AttachSourceParams, opts?: RequestOptions) =>
+        post<Customer>(`/v2/customers/${enc(id)}/sources`, params, opts),
+      detachSource: (id: string, sourceId: string, opts?: RequestOptions) =>
+        request<Customer>('DELETE', `/v2/customers/${enc(id)}/sources/${enc(sourceId)}`, undefined, opts),
+    },
+    events: {
+      list: (params?: OfChargeListParams, opts?: RequestOptions) => get<List<Event>>('/v2/events/', params, opts),
+      retrieve: (id: string, opts?: RequestOptions) => get<Event>(`/v2/events/${enc(id)}`, undefined, opts),
+      stream,
+    },
+    deliveries: {
+      list: (params?: OfChargeListParams, opts?: RequestOptions) =>
+        get<List<Delivery>>('/v2/deliveries/', params, opts),
+      retrieve: (id: string, opts?: RequestOptions) => get<Delivery>(`/v2/deliveries/${enc(id)}`, undefined, opts),
+      redeliver: (id: string, opts?: RequestOptions) => post<Delivery>(`/v2/deliveries/${enc(id)}/redeliver`, {}, opts),
+    },
+    /**
+     * Every object of a list, page after page: `for await (const c of jackdaw.all(jackdaw.charges.list, {status: 'failed'}))`.
+     */
+    async *all<T extends { id?: string | undefined }, P extends ListParams>(
+      list: (params: P, opts?: RequestOptions) => Promise<List<T>>,
+      params: P = {} as P,
+      opts?: RequestOptions,
+    ): AsyncGenerator<T> {
+      let page = await list(params, opts)
+      for (;;) {
+        yield* page.data
+        const last = page.data[page.data.length - 1]
+        if (!page.next || !last?.id) return
+        page = await list({ ...params, start_after: last.id }, opts)
+      }
+    },
+  }
+}
+
+export type JackdawClient = ReturnType<typeof createClient>

@@ -1,0 +1,131 @@
+import type { ServerResponse } from 'node:http'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { AppError } from '../../errors.js'
+import { withErrors } from '../../schemas/common.js'
+import type { Services } from '../../services/index.js'
+import type { Scope } from '../../store/scope.js'
+
+export interface EventStreamSettings {
+  /** how often an open stream looks for new events */
+  pollMs: number
+  /** how often a comment line keeps an idle connection open through proxies */
+  keepAliveMs?: number
+}
+
+export const DEFAULT_EVENT_STREAM_POLL_MS = 500
+
+/**
+ * How long a transaction may take between making an event's id and committing it. Ids sort by
+ * the time they were made, not by commit: a stream looks this far back on every poll, so an event
+ * that commits after a newer one was sent is sent too, and never twice on one connection.
+ */
+const COMMIT_LAG_MS = 5_000
+const BATCH = 100
+const EVENT_ID = /^evt_[0-9a-f]{32}$/
+
+/** The lowest id an event made at `ms` can have: its time part, and nothing after it. */
+const eventIdAt = (ms: number) => `evt_${Math.max(0, ms).toString(16).padStart(12, '0')}`
+
+const Headers = Type.Object({
+  'last-event-id': Type.Optional(Type.String({ description: 'Resume after this event (evt_…)' })),
+})
+
+/**
+ * `GET /v2/events/stream`: the caller's events as server-sent events, oldest first, as they are
+ * recorded. A stream opened without `Last-Event-ID` starts with the events recorded after it
+ * opened; with one, it first sends every stored event after that id.
+ */
+export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
+  services: Services
+  settings: EventStreamSettings
+}> = async (app, { services, settings }) => {
+  const open = new Set<ServerResponse>()
+  app.addHook('preClose', async () => {
+    for (const res of open) res.end()
+  })
+
+  app.get(
+    '/v2/events/stream',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Stream events as they happen (server-sent events)',
+        description:
+          'text/event-stream: one message per event, `id:` its id and `data:` the event as a notify call carries it. Reconnect with `Last-Event-ID` to get every event after that one; after a reconnect, events of the few seconds before it may come again (ignore an id seen before).',
+        headers: Headers,
+        response: withErrors({ 200: Type.String({ description: 'text/event-stream' }) }),
+      },
+    },
+    async (req, reply) => {
+      const resumeFrom = req.headers['last-event-id']
+      if (resumeFrom !== undefined && !EVENT_ID.test(resumeFrom)) {
+        throw new AppError('header_invalid', 'Last-Event-ID must be an event id (evt_ and 32 hex digits)', {
+          param: 'Last-Event-ID',
+        })
+      }
+      const scope: Scope = { accountId: req.caller.accountId, livemode: req.caller.livemode }
+      // a fresh stream starts after what is stored now; a resumed one looks back over the window
+      // in which an event older than the last one sent may still have been committing
+      const floor = resumeFrom === undefined ? await services.events.newestId(scope) : null
+      let cursor = resumeFrom ?? floor
+      const sent = new Set<string>()
+
+      reply.hijack()
+      const res = reply.raw
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-accel-buffering': 'no',
+        // a stream ended by a shutdown ends its connection too, rather than leave it kept alive
+        connection: 'close',
+        'request-id': req.id,
+      })
+      res.write('retry: 1000\n\n')
+      open.add(res)
+
+      let timer: NodeJS.Timeout | undefined
+      let closed = false
+      const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), settings.keepAliveMs ?? 15_000)
+      const stop = () => {
+        closed = true
+        clearTimeout(timer)
+        clearInterval(keepAlive)
+        open.delete(res)
+      }
+      res.on('close', stop)
+
+      const poll = async () => {
+        const horizon = eventIdAt(Date.now() - COMMIT_LAG_MS)
+        let from = cursor !== null && horizon < cursor ? horizon : cursor
+        if (floor !== null && (from === null || from < floor)) from = floor
+        for (;;) {
+          const batch = await services.events.after(scope, from, BATCH)
+          for (const event of batch) {
+            if (sent.has(event.id)) continue
+            sent.add(event.id)
+            if (cursor === null || event.id > cursor) cursor = event.id
+            res.write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`)
+          }
+          if (closed || batch.length < BATCH) break
+          from = (batch[batch.length - 1] as { id: string }).id
+        }
+        // what is below the window can no longer come, and is not looked at again
+        for (const id of sent) if (id < horizon) sent.delete(id)
+      }
+      const loop = () => {
+        if (closed) return
+        poll().then(
+          () => {
+            if (!closed) timer = setTimeout(loop, settings.pollMs)
+          },
+          (err) => {
+            req.log.error({ err }, 'event stream failed')
+            res.end()
+          },
+        )
+      }
+      loop()
+    },
+  )
+}

@@ -1,0 +1,223 @@
+/// <reference lib="dom" />
+// functions passed to page.evaluate run in the page, with its globals
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createClient, type JackdawClient } from '../../src/client/api.js'
+import { TEST_CARD } from '../helpers/app.js'
+import { type ListeningApp, listeningApp, recorder } from '../helpers/listening.js'
+import { consoleErrors, launch, screenshot } from './browser.js'
+
+/**
+ * The dashboard in headless Chromium against the service on a real port: sign in with a secret
+ * key kept in the tab only, find a charge by status and by id, refund it and see the refund and
+ * its event, redeliver a failed notify call; the mode is always shown; the page runs under its
+ * CSP with no violation.
+ */
+
+let t: ListeningApp
+let receiver: Awaited<ReturnType<typeof recorder>>
+let browser: Browser
+let jackdaw: JackdawClient
+let failNotify = true
+let refundable: string
+let failedCharge: string
+
+beforeAll(async () => {
+  ;[t, receiver, browser] = await Promise.all([
+    listeningApp({}, { notify: { schedule: [], timeoutMs: 2000, pollMs: 50 } }),
+    recorder(() => (failNotify ? 503 : 200)),
+    launch(),
+  ])
+  jackdaw = createClient({ apiKey: t.account.sk_test_key, baseUrl: t.url })
+  const redirect = { success: `${receiver.url}/ok`, fail: `${receiver.url}/fail`, notify: `${receiver.url}/hook` }
+  const card = (number: string, withNotify = false) =>
+    jackdaw.sources.create({ type: 'card', card: { ...TEST_CARD, number }, ...(withNotify ? { redirect } : {}) })
+  for (const [i, currency] of ['usd', 'eur', 'gbp'].entries()) {
+    await jackdaw.charges.create({ amount: 1999 + i * 1000, currency, source: (await card('5555555555554444')).id })
+  }
+  failedCharge = (
+    await jackdaw.charges.create({ amount: 1200, currency: 'usd', source: (await card('4000000000000002')).id })
+  ).id
+  await jackdaw.charges.create({
+    amount: 50_000,
+    currency: 'jpy',
+    source: (await card('4242424242424242')).id,
+    capture: false,
+  })
+  refundable = (
+    await jackdaw.charges.create({
+      amount: 2500,
+      currency: 'usd',
+      source: (await card('4242424242424242', true)).id,
+      description: 'Order 1042',
+    })
+  ).id
+  const customer = await jackdaw.customers.create({ email: 'ann.lee@example.com', description: 'Ann Lee' })
+  await jackdaw.customers.attachSource(customer.id as string, { source: (await card('4242424242424242')).id })
+  await jackdaw.customers.create({ email: 'bo.chen@example.com', description: 'Bo Chen' })
+})
+afterAll(async () => {
+  await browser?.close()
+  await t?.close()
+  await receiver?.close()
+})
+
+async function signedIn(key: string): Promise<{ page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  const errors = consoleErrors(page)
+  const res = await page.goto(`${t.url}/dashboard`)
+  expect(res?.status()).toBe(200)
+  await page.getByLabel('Secret key').fill(key)
+  await screenshot(page, 'dashboard-sign-in')
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByTestId('mode').waitFor()
+  return { page, errors }
+}
+
+describe('the dashboard', () => {
+  it('is served with the CSP of the hosted pages, scripts from its own origin only', async () => {
+    const res = await fetch(`${t.url}/dashboard`)
+    const csp = res.headers.get('content-security-policy') ?? ''
+    expect(csp).toContain("default-src 'none'")
+    expect(csp).toContain("script-src 'self'")
+    expect(csp).toContain("frame-ancestors 'none'")
+    expect(csp).not.toContain('unsafe-inline')
+    expect(res.headers.get('cache-control')).toBe('no-store')
+    const html = await res.text()
+    expect(html).toContain('<script type="module" src="/dashboard/app.js"></script>')
+    expect(html).not.toMatch(/<script>|<style>/)
+    const js = await fetch(`${t.url}/dashboard/app.js`)
+    expect(js.headers.get('content-type')).toMatch(/^text\/javascript/)
+  })
+
+  it('refuses a wrong key, and signs in with a secret key kept in the tab only', async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    await page.goto(`${t.url}/dashboard`)
+    await page.getByLabel('Secret key').fill('sk_test_000000000000000000000000')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await expect(page.getByRole('alert').textContent()).resolves.toMatch(/Invalid API key/)
+    await page.getByLabel('Secret key').fill(t.account.sk_test_key)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await expect(page.getByTestId('mode').textContent()).resolves.toBe('Test mode')
+    expect(page.url()).not.toContain(t.account.sk_test_key)
+    expect(await context.cookies()).toEqual([])
+    expect(await page.evaluate(() => localStorage.length)).toBe(0)
+    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([t.account.sk_test_key])
+    // a reload in the same tab stays signed in; a new tab starts signed out
+    await page.reload()
+    await page.getByTestId('mode').waitFor()
+    const other = await context.newPage()
+    await other.goto(`${t.url}/dashboard`)
+    await other.getByLabel('Secret key').waitFor()
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByLabel('Secret key').waitFor()
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0)
+    await context.close()
+  })
+
+  it('lists charges with amounts in their currency units, filters by status, pages, and finds one by id', async () => {
+    const { page, errors } = await signedIn(t.account.sk_test_key)
+    const rows = page.locator('tbody tr')
+    await rows.first().waitFor()
+    expect(await rows.count()).toBe(6)
+    const amounts = await page.locator('tbody .money').allTextContents()
+    expect(amounts).toEqual(['$25.00', '¥50,000', '$12.00', '£39.99', '€29.99', '$19.99'])
+    await screenshot(page, 'dashboard-charges')
+
+    await page.getByRole('link', { name: 'failed', exact: true }).click()
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1)
+    expect(await page.locator('tbody .id').allTextContents()).toEqual([failedCharge])
+
+    // pages as the API does: four at a time would take two pages; here through start_after
+    await page.getByRole('link', { name: 'All', exact: true }).click()
+    await rows.first().waitFor()
+    const firstIds = await page.locator('tbody .id').allTextContents()
+    await page.evaluate((after) => {
+      location.hash = `#/charges?start_after=${after}`
+    }, firstIds[3] as string)
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 2)
+    expect(await page.locator('tbody .id').allTextContents()).toEqual(firstIds.slice(4))
+    await page.getByRole('link', { name: 'First page' }).waitFor()
+
+    await page.getByLabel('Charge id').fill(refundable)
+    await page.getByRole('button', { name: 'Find' }).click()
+    await page.getByRole('heading', { name: /\$25\.00/ }).waitFor()
+    expect(page.url()).toContain(`#/charges/${refundable}`)
+    expect(errors).toEqual([])
+  })
+
+  it('refunds a charge and shows the refund and its event in the history; redelivers a failed notify call', async () => {
+    const { page, errors } = await signedIn(t.account.sk_test_key)
+    await page.goto(`${t.url}/dashboard#/charges/${refundable}`)
+    await page.getByRole('heading', { name: /\$25\.00/ }).waitFor()
+    // the notify call of charge.succeeded fails once (503) and, with no schedule, is failed
+    await page.waitForFunction(
+      async (id) => {
+        const key = sessionStorage.getItem('jackdaw.dashboard.key')
+        const res = await fetch(`/v2/deliveries/?charge=${id}`, { headers: { authorization: `Bearer ${key}` } })
+        return ((await res.json()) as { data: { status: string }[] }).data[0]?.status === 'failed'
+      },
+      refundable,
+      { polling: 100, timeout: 10_000 },
+    )
+    await page.reload()
+    await page.getByRole('heading', { name: /\$25\.00/ }).waitFor()
+
+    await page.locator('input[name=refund-amount]').fill('10')
+    await page.locator('input[name=refund-reason]').fill('requested_by_customer')
+    await page.getByRole('button', { name: 'Refund' }).click()
+    await page.getByText('Event charge.refunded').waitFor()
+    const history = await page.locator('.timeline li').allTextContents()
+    expect(history.some((h) => /Refund re_\w+ of \$10\.00 succeeded/.test(h))).toBe(true)
+    const order = ['Charge created', 'Event charge.succeeded', 'Refund re_', 'Event charge.refunded']
+    const at = order.map((o) => history.findIndex((h) => h.includes(o)))
+    expect(at.every((i) => i >= 0)).toBe(true)
+    expect([...at].sort((a, b) => a - b)).toEqual(at)
+    expect(history.some((h) => /Notify attempt 1 of dlv_\w+: HTTP 503/.test(h))).toBe(true)
+    const read = await jackdaw.charges.retrieve(refundable)
+    expect(read).toMatchObject({ amount_refunded: 1000, status: 'succeeded' })
+    expect(read.refunds[0]).toMatchObject({ amount: 1000, reason: 'requested_by_customer' })
+    await screenshot(page, 'dashboard-charge')
+
+    failNotify = false
+    const failed = (await jackdaw.deliveries.list({ charge: refundable })).data.find((d) => d.status === 'failed')
+    await page.getByRole('link', { name: 'Notify calls' }).click()
+    const card = page.locator('article.delivery', { hasText: failed?.id as string })
+    await card.getByRole('button', { name: 'Redeliver' }).click()
+    await card.locator('.status-pending, .status-delivered').first().waitFor()
+    const delivered = await (async () => {
+      for (let i = 0; i < 100; i++) {
+        const d = await jackdaw.deliveries.retrieve(failed?.id as string)
+        if (d.status === 'delivered') return d
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      throw new Error('not delivered')
+    })()
+    expect(delivered.attempts.map((a) => a.status_code)).toEqual([503, 200])
+    await page.reload()
+    await card.locator('.status-delivered').waitFor()
+    await screenshot(page, 'dashboard-notify-calls')
+    expect(errors).toEqual([])
+  })
+
+  it('shows customers with their sources, and events linking to their charges', async () => {
+    const { page } = await signedIn(t.account.sk_test_key)
+    await page.getByRole('link', { name: 'Customers' }).click()
+    const ann = page.locator('tr', { hasText: 'ann.lee@example.com' })
+    await expect(ann.textContent()).resolves.toMatch(/visa •••• 4242/)
+    await screenshot(page, 'dashboard-customers')
+    await page.getByRole('link', { name: 'Events' }).click()
+    await page.locator('tbody tr').first().waitFor()
+    await page.locator('tbody tr', { hasText: failedCharge }).getByRole('link').click()
+    await page.getByRole('heading', { name: /\$12\.00/ }).waitFor()
+    await expect(page.locator('.facts').textContent()).resolves.toMatch(/card_declined/)
+  })
+
+  it('with a live key shows live mode and live objects only', async () => {
+    const { page } = await signedIn(t.account.sk_live_key)
+    await expect(page.getByTestId('mode').textContent()).resolves.toBe('Live mode')
+    await page.getByText('No charges.').waitFor()
+  })
+})

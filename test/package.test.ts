@@ -1,0 +1,100 @@
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+
+/**
+ * What the package gives its users: `npx jackdaw` (bin/jackdaw.js), which builds itself when its
+ * build is missing or older than the sources, and `jackdaw/client`, importable and typed.
+ */
+
+const run = (args: string[], cwd = process.cwd()) => {
+  const r = spawnSync(process.execPath, args, { cwd, encoding: 'utf8', timeout: 180_000 })
+  return { code: r.status, out: r.stdout, err: r.stderr }
+}
+
+const COMMANDS = [
+  'serve',
+  'account create',
+  'account roll-key',
+  'webhook-secret roll',
+  'deliveries redeliver',
+  'processor',
+  'listen',
+]
+
+describe('npx jackdaw', () => {
+  it('--help lists every command', () => {
+    const help = run(['bin/jackdaw.js', '--help'])
+    expect(help.code).toBe(0)
+    for (const c of COMMANDS) expect(help.out).toContain(`  ${c}`)
+  })
+
+  it('builds first when the build is older than the sources, then runs', () => {
+    const cli = path.resolve('dist/cli.js')
+    utimesSync(cli, new Date('2001-01-01'), new Date('2001-01-01'))
+    const help = run(['bin/jackdaw.js', 'listen', '--help'])
+    expect(help.err).toMatch(/the sources changed; building/)
+    expect(help.code).toBe(0)
+    expect(help.out).toMatch(/Usage: jackdaw listen --forward-to URL/)
+    expect(statSync(cli).mtimeMs).toBeGreaterThan(Date.now() - 600_000)
+    // built now: the next run starts at once
+    expect(run(['bin/jackdaw.js', '--help']).err).toBe('')
+  }, 240_000)
+})
+
+describe('jackdaw/client', () => {
+  const dir = path.resolve('.scratch/client-consumer')
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('is the package export, with the client, its errors and the signature verifier', () => {
+    const listed = run([
+      '--input-type=module',
+      '-e',
+      "const c = await import('jackdaw/client'); console.log(Object.keys(c).sort().join(' '))",
+    ])
+    expect(listed.err).toBe('')
+    expect(listed.out.trim().split(' ')).toEqual(
+      expect.arrayContaining(['createClient', 'JackdawError', 'JackdawConnectionError', 'verifySignature', 'sign']),
+    )
+  })
+
+  it("is typed by the service's schemas: a TypeScript consumer gets its mistakes refused", () => {
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          types: ['node'],
+        },
+        files: ['good.ts', 'bad.ts'],
+      }),
+    )
+    writeFileSync(
+      path.join(dir, 'good.ts'),
+      `import { createClient, type Charge } from 'jackdaw/client'
+const jackdaw = createClient({ apiKey: 'sk_test_x', baseUrl: 'http://127.0.0.1:8080' })
+export const made: Promise<Charge> = jackdaw.charges.create({ amount: 100, currency: 'usd', source: 'src_x' })
+export const status: Promise<'pending' | 'succeeded' | 'failed' | 'voided' | 'refunded'> =
+  jackdaw.charges.retrieve('ch_x').then((c) => c.status)
+`,
+    )
+    writeFileSync(
+      path.join(dir, 'bad.ts'),
+      `import { createClient } from 'jackdaw/client'
+const jackdaw = createClient({ apiKey: 'sk_test_x', baseUrl: 'http://127.0.0.1:8080' })
+export const wrong = jackdaw.charges.create({ amount: '100', currency: 'usd', source: 'src_x' })
+export const unknown = jackdaw.charges.list({ status: 'done' })
+`,
+    )
+    const checked = run([path.resolve('node_modules/typescript/bin/tsc'), '-p', dir])
+    const errors = checked.out.split('\n').filter((l) => l.includes('error TS'))
+    expect(errors.every((l) => l.startsWith('bad.ts') || l.includes('bad.ts('))).toBe(true)
+    expect(errors.filter((l) => l.includes('bad.ts(3,'))).toHaveLength(1)
+    expect(errors.filter((l) => l.includes('bad.ts(4,'))).toHaveLength(1)
+  }, 240_000)
+})
