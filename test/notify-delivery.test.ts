@@ -290,7 +290,8 @@ describe("notify calls to the service's own network", () => {
     const port = new URL(r.url).port
     const dns = await fakeDns((name, type) => (name === 'inside.test' && type === 'A' ? ['127.0.0.1'] : []))
     cleanup.push(() => dns.close())
-    const notifyResolver = new NotifyHostResolver({ servers: [dns.server], timeoutMs: 500 })
+    // a generous limit: on a loaded machine the fake name server answers late
+    const notifyResolver = new NotifyHostResolver({ servers: [dns.server], timeoutMs: 5_000 })
     const s = await service(
       { schedule: [], timeoutMs: 2000, pollMs: 50 },
       { notifyAllow: NotifyAllowList.none, notifyResolver },
