@@ -178,7 +178,7 @@ describe('notify calls', () => {
     expect(failed.attempts).toHaveLength(3)
     for (const a of failed.attempts) {
       expect(a.status_code).toBeNull()
-      expect(a.error).toBe('timeout')
+      expect(a.error).toMatch(/timeout/)
       expect(a.succeeded).toBe(false)
       expect(a.duration_ms).toBeGreaterThanOrEqual(290)
     }
@@ -290,7 +290,8 @@ describe("notify calls to the service's own network", () => {
     const port = new URL(r.url).port
     const dns = await fakeDns((name, type) => (name === 'inside.test' && type === 'A' ? ['127.0.0.1'] : []))
     cleanup.push(() => dns.close())
-    const notifyResolver = new NotifyHostResolver({ servers: [dns.server], timeoutMs: 500 })
+    // a generous limit: on a loaded machine the fake name server answers late
+    const notifyResolver = new NotifyHostResolver({ servers: [dns.server], timeoutMs: 5_000 })
     const s = await service(
       { schedule: [], timeoutMs: 2000, pollMs: 50 },
       { notifyAllow: NotifyAllowList.none, notifyResolver },
@@ -314,7 +315,9 @@ describe("notify calls to the service's own network", () => {
     const failed = await settled(s.sk, d.id, 'failed')
     expect(failed.attempts).toEqual([expect.objectContaining({ status_code: null, error: 'address_refused' })])
     expect(r.calls).toHaveLength(0)
-    // a receiver nothing listens on says no more than that
+    // a receiver nothing listens on says no more than that (the worker that refuses local
+    // receivers stops first: on one store, either worker could take the call)
+    await s.close()
     const closed = `http://127.0.0.1:${await closedPort()}/hook`
     const allowed = await service({ schedule: [], timeoutMs: 2000, pollMs: 50 })
     const refusedCall = await chargeNotifying(allowed.sk, closed)

@@ -127,7 +127,7 @@ export async function postNotify(req: SendRequest): Promise<SendResult> {
     return failed((err as NotifyHostRefused).reason ?? 'dns')
   }
   const transport = url.protocol === 'https:' ? https : http
-  const connectTimeoutMs = Math.min(req.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, req.timeoutMs)
+  const connectTimeoutMs = req.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
   return new Promise<SendResult>((resolve) => {
     let settled = false
     let connecting: NodeJS.Timeout | undefined
@@ -145,11 +145,14 @@ export async function postNotify(req: SendRequest): Promise<SendResult> {
       lookup: checkedLookup(addresses),
     })
     // a receiver that does not accept the connection is given up on soon, whatever the call's
-    // timeout: a host that drops connections would otherwise hold a call's slot for all of it
-    connecting = setTimeout(() => {
-      finish(null, 'connect_timeout')
-      request.destroy()
-    }, connectTimeoutMs)
+    // timeout: a host that drops connections would otherwise hold a call's slot for all of it.
+    // A call whose whole timeout is no longer has that one only.
+    if (connectTimeoutMs < req.timeoutMs) {
+      connecting = setTimeout(() => {
+        finish(null, 'connect_timeout')
+        request.destroy()
+      }, connectTimeoutMs)
+    }
     request.on('socket', (socket) => {
       if (!socket.connecting) clearTimeout(connecting)
       else socket.once('connect', () => clearTimeout(connecting))
