@@ -32,6 +32,8 @@ export async function listen(opts: ListenOptions): Promise<void> {
   const url = new URL(opts.forwardTo)
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new Error('--forward-to must be an http or https URL')
+  // the receiver is the one the developer named, usually on this machine: it alone is allowed
+  const forwardHost = NotifyAllowList.parse(url.hostname)
   const client = createClient({ apiKey: opts.key, baseUrl: opts.apiUrl })
   const account = await client.me.retrieve()
   const wanted = new Set(opts.events)
@@ -52,8 +54,6 @@ export async function listen(opts: ListenOptions): Promise<void> {
     throw err
   }
 
-  const forwardHost = NotifyAllowList.parse(new URL(opts.forwardTo).hostname)
-
   async function forward(event: Event) {
     if (wanted.size && !wanted.has(event.type)) return
     const body = JSON.stringify(event)
@@ -63,7 +63,6 @@ export async function listen(opts: ListenOptions): Promise<void> {
       body,
       headers: notifyHeaders(body, account.webhook_secret),
       timeoutMs: opts.timeoutMs ?? 10_000,
-      // the receiver is the one the developer named, usually on this machine: it alone is allowed
       allow: forwardHost,
     })
     const answer = result.statusCode !== null ? `[${result.statusCode}]` : `[failed: ${result.error}]`
