@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, parseConfig } from '../../src/config.js'
+
+function refusal(env: Record<string, string>): string {
+  try {
+    parseConfig(env)
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError)
+    return (err as Error).message
+  }
+  throw new Error('the configuration was accepted')
+}
+
+describe('a refused configuration', () => {
+  it('names each bad setting and prints no secret and no password of an address', () => {
+    const message = refusal({
+      DATABASE_URL: 'postgress://app:S3cretPw@db.example:5432/jackdaw',
+      REDIS_URL: 'http://:R3disPw/x@cache.example:6379',
+      JACKDAW_LIVE_PROCESSOR_SECRET: 'short-s3cret',
+      JACKDAW_ENCRYPTION_KEY: '',
+      PORT: 'eighty',
+    })
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'JACKDAW_LIVE_PROCESSOR_SECRET', 'PORT']) {
+      expect(message).toContain(name)
+    }
+    for (const secret of ['S3cretPw', 'R3disPw', 'short-s3cret']) expect(message).not.toContain(secret)
+    // what is not secret is shown, so the mistake can be seen
+    expect(message).toContain('postgress://app:***@db.example:5432/jackdaw')
+    expect(message).toContain('"eighty"')
+    expect(message).toContain('JACKDAW_LIVE_PROCESSOR_SECRET=(12 characters, not shown)')
+  })
+})
+
+describe('the proxies trusted for client addresses', () => {
+  it('takes addresses, ranges and the named ranges, and counts unknown keys 20 per 300 s unless told', () => {
+    const config = parseConfig({ JACKDAW_TRUST_PROXY: '10.0.0.0/8, 192.0.2.1,loopback,fd00::/8' })
+    expect(config.JACKDAW_TRUST_PROXY).toBe('10.0.0.0/8, 192.0.2.1,loopback,fd00::/8')
+    expect(config.JACKDAW_AUTH_FAILURE_LIMIT).toBe(20)
+    expect(config.JACKDAW_AUTH_FAILURE_WINDOW_SECONDS).toBe(300)
+    expect(parseConfig({}).JACKDAW_TRUST_PROXY).toBeUndefined()
+  })
+
+  it('refuses what is not an address or range at start, naming the setting', () => {
+    for (const bad of ['10.0.0.0/33', 'proxy.example', '10.0.0.1,,']) {
+      const message = refusal({ JACKDAW_TRUST_PROXY: bad })
+      expect(message).toContain('JACKDAW_TRUST_PROXY=')
+    }
+    expect(refusal({ JACKDAW_AUTH_FAILURE_LIMIT: '-1' })).toContain('JACKDAW_AUTH_FAILURE_LIMIT')
+    // 0 turns the count off
+    expect(parseConfig({ JACKDAW_AUTH_FAILURE_LIMIT: '0' }).JACKDAW_AUTH_FAILURE_LIMIT).toBe(0)
+  })
+})
+
+describe('the retention of security codes', () => {
+  it('is a day unless told, and at least a minute and at most 30 days', () => {
+    expect(parseConfig({}).JACKDAW_SECURITY_CODE_RETENTION_SECONDS).toBe(86400)
+    expect(
+      parseConfig({ JACKDAW_SECURITY_CODE_RETENTION_SECONDS: '600' }).JACKDAW_SECURITY_CODE_RETENTION_SECONDS,
+    ).toBe(600)
+    for (const bad of ['59', '2592001', 'a day']) {
+      expect(refusal({ JACKDAW_SECURITY_CODE_RETENTION_SECONDS: bad })).toContain(
+        'JACKDAW_SECURITY_CODE_RETENTION_SECONDS',
+      )
+    }
+  })
+})

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest'
+import { ID_PREFIX, newId } from '../../src/domain/ids.js'
+
+describe('ids', () => {
+  it('are the prefix, 12 hex of the creation time in milliseconds, then 20 hex', () => {
+    const before = Date.now()
+    const id = newId('charge')
+    const after = Date.now()
+    expect(id).toMatch(/^ch_[0-9a-f]{32}$/)
+    const ms = Number.parseInt(id.slice(3, 15), 16)
+    expect(ms).toBeGreaterThanOrEqual(before)
+    expect(ms).toBeLessThanOrEqual(after)
+    for (const [kind, prefix] of Object.entries(ID_PREFIX)) {
+      expect(newId(kind as keyof typeof ID_PREFIX).startsWith(prefix)).toBe(true)
+    }
+  })
+
+  it('sort by creation even when many are made in one millisecond, and the next is not the last plus one', () => {
+    const ids = Array.from({ length: 20_000 }, () => newId('customer'))
+    expect(new Set(ids).size).toBe(ids.length)
+    expect([...ids].sort()).toEqual(ids)
+    const randomPart = (id: string) => BigInt(`0x${id.slice(16)}`)
+    const sameMs = ids.slice(1).filter((id, i) => id.slice(4, 16) === ids[i]?.slice(4, 16))
+    // 20 000 ids take far less than 20 000 milliseconds, so many share one
+    expect(sameMs.length).toBeGreaterThan(1000)
+    const steps = ids
+      .slice(1)
+      .map((id, i) => [id, ids[i] as string] as const)
+      .filter(([id, prev]) => id.slice(4, 16) === prev.slice(4, 16))
+      .map(([id, prev]) => randomPart(id) - randomPart(prev))
+    expect(steps.every((d) => d >= 1n && d <= 1n << 32n)).toBe(true)
+    // a step of exactly one would let one id be guessed from the one before it
+    expect(steps.filter((d) => d === 1n).length).toBeLessThan(3)
+  })
+})

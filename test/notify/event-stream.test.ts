@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readStream, type StreamMessage } from '../../src/client/sse.js'
+import { insertEvent } from '../../src/store/events.js'
+import { cardSource } from '../helpers/app.js'
+import { type ListeningApp, listeningApp } from '../helpers/listening.js'
+
+/**
+ * GET /v2/events/stream over a real connection: server-sent events with `id:` the event id and
+ * `data:` the event; a new stream starts after what is stored; `Last-Event-ID` resumes with every
+ * event after it; an event that commits after a newer one was sent still comes.
+ */
+
+let t: ListeningApp
+beforeAll(async () => {
+  t = await listeningApp({}, { eventStream: { pollMs: 50 } })
+})
+afterAll(() => t.close())
+
+function open(key: string, lastEventId?: string) {
+  const controller = new AbortController()
+  const response = fetch(`${t.url}/v2/events/stream`, {
+    headers: { authorization: `Bearer ${key}`, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+    signal: controller.signal,
+  })
+  const messages: StreamMessage[] = []
+  const reading = response.then(async (res) => {
+    if (!res.body) return
+    try {
+      for await (const m of readStream(res.body)) messages.push(m)
+    } catch {
+      // aborted
+    }
+  })
+  return {
+    response,
+    messages,
+    async until(n: number, timeoutMs = 10_000) {
+      const started = Date.now()
+      while (messages.length < n) {
+        if (Date.now() - started > timeoutMs) throw new Error(`${messages.length} of ${n} messages`)
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      return messages
+    },
+    async close() {
+      controller.abort()
+      await reading
+    },
+  }
+}
+
+async function charge(amount = 500): Promise<string> {
+  const src = await t.sk.post('/v2/sources/', cardSource())
+  const ch = await t.sk.post('/v2/charges/', { amount, currency: 'usd', source: src.body.id })
+  return ch.body.id
+}
+
+describe('the event stream', () => {
+  it('sends each new event as a message whose id is the event id and data the event', async () => {
+    await charge()
+    const stream = open(t.account.sk_test_key)
+    const res = await stream.response
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/)
+    expect(res.headers.get('request-id')).toMatch(/^req_/)
+    await new Promise((r) => setTimeout(r, 150))
+    const made = [await charge(501), await charge(502)]
+    const [first, second] = await stream.until(2)
+    await stream.close()
+    expect(stream.messages).toHaveLength(2)
+    for (const [i, m] of [first, second].entries()) {
+      const event = JSON.parse(m?.data ?? '')
+      expect(event).toMatchObject({ object: 'event', type: 'charge.succeeded', livemode: false })
+      expect(event.data.object.id).toBe(made[i])
+      expect(m?.id).toBe(event.id)
+      expect((await t.sk.get(`/v2/events/${event.id}`)).body).toEqual(event)
+    }
+  })
+
+  it('resumes after Last-Event-ID with every event after it, oldest first, then goes on live', async () => {
+    const before = await charge(600)
+    const events = (await t.sk.get(`/v2/events/?charge=${before}`)).body.data
+    const resumeAfter = events[0].id
+    const missed = [await charge(601), await charge(602), await charge(603)]
+    const stream = open(t.account.sk_test_key, resumeAfter)
+    const resumed = () => stream.messages.filter((m) => (m.id as string) > resumeAfter)
+    while (resumed().length < 3) await stream.until(stream.messages.length + 1)
+    const live = await charge(604)
+    while (resumed().length < 4) await stream.until(stream.messages.length + 1)
+    await stream.close()
+    expect(resumed().map((m) => JSON.parse(m.data).data.object.id)).toEqual([...missed, live])
+    // what comes again from before the resume point is only the few seconds in which a
+    // transaction may still have been committing, each event once
+    const again = stream.messages.filter((m) => (m.id as string) <= resumeAfter)
+    const ids = stream.messages.map((m) => m.id)
+    expect(new Set(ids).size).toBe(ids.length)
+    for (const m of again) expect(Date.now() - Number.parseInt((m.id as string).slice(4, 16), 16)).toBeLessThan(15_000)
+  })
+
+  it('sends an event committed after a newer one was sent, once', async () => {
+    const stream = open(t.account.sk_test_key)
+    await stream.response
+    const opened = Date.now()
+    await new Promise((r) => setTimeout(r, 300))
+    const newer = await charge(700)
+    await stream.until(1)
+    // an event whose id was made after the stream opened and before the one sent, by a
+    // transaction that commits only now
+    const id = `evt_${(opened + 100).toString(16).padStart(12, '0')}${'0'.repeat(20)}`
+    const late = await t.sk.get(`/v2/charges/${newer}`)
+    await insertEvent(
+      t.db,
+      { accountId: t.account.id, livemode: false },
+      { id, type: 'charge.succeeded', chargeId: newer, data: late.body },
+    )
+    await stream.until(2)
+    await new Promise((r) => setTimeout(r, 300))
+    await stream.close()
+    expect(stream.messages.map((m) => m.id)).toEqual([expect.stringMatching(/^evt_/), id])
+  })
+
+  it('shows one mode of one account only', async () => {
+    const live = open(t.account.sk_live_key)
+    await live.response
+    await new Promise((r) => setTimeout(r, 100))
+    await charge(800)
+    await new Promise((r) => setTimeout(r, 300))
+    await live.close()
+    expect(live.messages).toEqual([])
+  })
+
+  it('refuses a malformed Last-Event-ID (400) and a request without a key (401) in the error envelope', async () => {
+    const bad = await fetch(`${t.url}/v2/events/stream`, {
+      headers: { authorization: `Bearer ${t.account.sk_test_key}`, 'last-event-id': 'nope' },
+    })
+    expect(bad.status).toBe(400)
+    expect(await bad.json()).toMatchObject({ error: { code: 'header_invalid', param: 'Last-Event-ID' } })
+    const anon = await fetch(`${t.url}/v2/events/stream`)
+    expect(anon.status).toBe(401)
+  })
+
+  it('ends open streams when the service closes, so that closing does not wait for them', async () => {
+    const other = await listeningApp({}, { eventStream: { pollMs: 50 } })
+    const res = await fetch(`${other.url}/v2/events/stream`, {
+      headers: { authorization: `Bearer ${other.account.sk_test_key}` },
+    })
+    const reading = (async () => {
+      for await (const _ of readStream(res.body as ReadableStream<Uint8Array>)) {
+        // none expected
+      }
+      return 'ended'
+    })()
+    await other.close()
+    expect(await reading).toBe('ended')
+  })
+})

@@ -1,0 +1,216 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import os, { tmpdir } from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+import { afterAll, describe, expect, it } from 'vitest'
+import { runToEnd, runTs } from '../helpers/process.js'
+import { testServerUrl } from '../helpers/store.js'
+
+const dir = mkdtempSync(path.join(tmpdir(), 'jackdaw-cli-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const env = { JACKDAW_DATA_DIR: dir, PORT: '0', DATABASE_URL: undefined, JACKDAW_ENCRYPTION_KEY: undefined }
+
+/** The command lines of a process's children, from /proc (Linux). */
+function childCommandLines(parent: number): string[] {
+  const lines: string[] = []
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (ppid === parent) lines.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '))
+    } catch {
+      // the process ended while being read
+    }
+  }
+  return lines
+}
+
+async function me(base: string, key: string) {
+  const res = await fetch(`${base}/v2/me`, { headers: { authorization: `Bearer ${key}` } })
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> }
+}
+
+// each command on a stopped store starts the embedded server and stops it again
+describe('the command line on the embedded store', () => {
+  it('creates an account whose keys the service then accepts; a second process on the directory is refused', async () => {
+    const created = await runToEnd(['src/cli.ts', 'account', 'create', '--name', 'Corner Shop', '--json'], env)
+    expect(created.code).toBe(0)
+    const keys = JSON.parse(created.output.slice(created.output.indexOf('{')))
+    expect(keys.sk_test_key).toMatch(/^sk_test_[A-Za-z0-9]{24,}$/)
+    expect(keys.pk_live_key).toMatch(/^pk_live_[A-Za-z0-9]{24,}$/)
+
+    const server = runTs(['src/cli.ts', 'serve'], env)
+    try {
+      const [, base] = await server.waitFor(/listening on (http:\/\/\S+)/)
+      const test = await me(base as string, keys.sk_test_key)
+      expect(test.status).toBe(200)
+      expect(test.body).toMatchObject({ id: keys.id, name: 'Corner Shop', livemode: false })
+      const live = await me(base as string, keys.sk_live_key)
+      expect(live.body.livemode).toBe(true)
+      // the first start on this store saw an account already, so it made no default one
+      expect(server.output()).not.toMatch(/test secret key/)
+
+      const second = await runToEnd(['src/cli.ts', 'serve'], env)
+      expect(second.code).toBe(1)
+      expect(second.output).toMatch(/data directory .* is in use by another Jackdaw process/)
+
+      // a command works beside the running service, on the server it owns
+      const other = await runToEnd(['src/cli.ts', 'account', 'create', '--name', 'Kiosk', '--json'], env)
+      expect(other.code).toBe(0)
+      const otherKeys = JSON.parse(other.output.slice(other.output.indexOf('{')))
+      expect((await me(base as string, otherKeys.sk_test_key)).body).toMatchObject({ name: 'Kiosk' })
+    } finally {
+      await server.stop()
+    }
+
+    const rolled = await runToEnd(
+      ['src/cli.ts', 'account', 'roll-key', '--account', keys.id, '--kind', 'secret', '--mode', 'test', '--json'],
+      env,
+    )
+    expect(rolled.code).toBe(0)
+    const newKey = JSON.parse(rolled.output.slice(rolled.output.indexOf('{'))).key
+    const again = runTs(['src/cli.ts', 'serve'], env)
+    try {
+      const [, base] = await again.waitFor(/listening on (http:\/\/\S+)/)
+      expect((await me(base as string, keys.sk_test_key)).status).toBe(401)
+      expect((await me(base as string, newKey)).status).toBe(200)
+    } finally {
+      await again.stop()
+    }
+  }, 240_000)
+
+  it('answers --help and refuses unknown options and bad settings with a clear message', async () => {
+    const help = await runToEnd(['src/cli.ts', 'account', '--help'], env)
+    expect(help.code).toBe(0)
+    expect(help.output).toMatch(/account create --name NAME/)
+    const bad = await runToEnd(['src/cli.ts', 'account', 'create', '--nmae', 'x'], env)
+    expect(bad.code).toBe(2)
+    expect(bad.output).toMatch(/Unknown option '--nmae'/)
+    const port = await runToEnd(['src/cli.ts', 'serve'], { ...env, PORT: 'eighty' })
+    expect(port.code).toBe(1)
+    expect(port.output).toMatch(/PORT="eighty"/)
+    const workers = await runToEnd(['src/cli.ts', 'serve', '--workers', 'two'], env)
+    expect(workers.code).toBe(2)
+    expect(workers.output).toMatch(/--workers must be 1 to 64/)
+  }, 120_000)
+})
+
+describe('npm start on a fresh data directory', () => {
+  it('makes a default account and prints its test keys, which work, again at the next start', async () => {
+    const fresh = mkdtempSync(path.join(tmpdir(), 'jackdaw-start-'))
+    let firstKey = ''
+    try {
+      const keysFile = path.join(fresh, 'test-keys.json')
+      for (const start of [1, 2, 3]) {
+        if (start === 3) {
+          // a data directory from before the key was kept encrypted is rewritten at its next start
+          const { sk_test_key_enc: _, ...rest } = JSON.parse(readFileSync(keysFile, 'utf8'))
+          writeFileSync(keysFile, JSON.stringify({ ...rest, sk_test_key: firstKey }))
+        }
+        const server = runTs(['src/main.ts'], { ...env, JACKDAW_DATA_DIR: fresh })
+        try {
+          const [, base] = await server.waitFor(/listening on (http:\/\/\S+)/)
+          const [, sk] = await server.waitFor(/test secret key: (sk_test_\S+)/)
+          expect((await me(base as string, sk as string)).status).toBe(200)
+          if (start === 1) firstKey = sk as string
+          else expect(sk).toBe(firstKey)
+        } finally {
+          await server.stop()
+        }
+      }
+      // no secret is kept in plain text beside the data: the key file holds it encrypted
+      for (const file of readdirSync(fresh, { recursive: true, encoding: 'utf8' })) {
+        const full = path.join(fresh, file)
+        if (statSync(full).isFile()) expect(readFileSync(full).includes(firstKey)).toBe(false)
+      }
+      expect(readFileSync(keysFile, 'utf8')).toMatch(/"sk_test_key_enc": "v1:/)
+    } finally {
+      rmSync(fresh, { recursive: true, force: true })
+    }
+  }, 180_000)
+})
+
+describe('serve --workers on PostgreSQL at DATABASE_URL', () => {
+  it('runs two API processes on one port, answering from both', async () => {
+    const name = `jackdaw_workers_${randomBytes(4).toString('hex')}`
+    const admin = new pg.Client({ connectionString: testServerUrl() })
+    await admin.connect()
+    await admin.query(`CREATE DATABASE ${name}`)
+    const url = new URL(testServerUrl())
+    url.pathname = `/${name}`
+    const server = runTs(['src/cli.ts', 'serve', '--workers', '2'], {
+      DATABASE_URL: url.toString(),
+      JACKDAW_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      PORT: '18411',
+      JACKDAW_DATA_DIR: dir,
+    })
+    try {
+      await server.waitFor(/listening on http:\/\/\S+ \(2 processes\)/, 60_000)
+      const [, sk] = await server.waitFor(/test secret key: (sk_test_\S+)/)
+      const base = 'http://127.0.0.1:18411'
+      const statuses = await Promise.all(Array.from({ length: 20 }, () => me(base, sk as string).then((r) => r.status)))
+      expect(statuses.every((s) => s === 200)).toBe(true)
+      // two processes on a machine of two cores or fewer collect garbage on their own threads
+      const flags = childCommandLines(server.child.pid as number).filter((line) => line.includes('src/cli.ts'))
+      expect(flags).toHaveLength(2)
+      for (const f of flags) expect(f.includes('--single-threaded-gc')).toBe(os.availableParallelism() <= 2)
+      // one default account, though two processes started on the empty store
+      const db = new pg.Client({ connectionString: url.toString() })
+      await db.connect()
+      const accounts = await db.query('SELECT count(*)::int AS n FROM accounts')
+      await db.end()
+      expect(accounts.rows[0].n).toBe(1)
+    } finally {
+      await server.stop()
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await admin.end()
+    }
+  }, 90_000)
+})
+
+describe('jackdaw processor', () => {
+  it('serves the simulator over HTTP to callers with the shared secret only', async () => {
+    const secret = 'a-shared-secret-of-some-length'
+    const proc = runTs(['src/cli.ts', 'processor', '--port', '0'], { ...env, JACKDAW_LIVE_PROCESSOR_SECRET: secret })
+    try {
+      const [, base] = await proc.waitFor(/listening on (http:\/\/\S+)/)
+      const request = {
+        chargeId: 'ch_test',
+        livemode: true,
+        sourceType: 'card',
+        amount: 100,
+        currency: 'usd',
+        requireAuth: true,
+        vaulted: false,
+        bankLinked: false,
+        card: { number: '4000000000009995', cvc: '123', expMonth: '12', expYear: '2035' },
+      }
+      const call = (auth: string) =>
+        fetch(`${base}/authorize`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: auth },
+          body: JSON.stringify({ request }),
+        })
+      expect((await call('Bearer wrong-secret-wrong-secret')).status).toBe(401)
+      const res = await call(`Bearer ${secret}`)
+      expect(res.status).toBe(200)
+      expect(await res.json()).toMatchObject({ outcome: 'declined', failure: { code: 'insufficient_funds' } })
+    } finally {
+      await proc.stop()
+    }
+    const missing = await runToEnd(['src/cli.ts', 'processor'], env)
+    expect(missing.code).toBe(2)
+    expect(missing.output).toMatch(/JACKDAW_LIVE_PROCESSOR_SECRET must be set/)
+  }, 60_000)
+})
+
+describe('jackdaw deliveries redeliver', () => {
+  it('reports an unknown delivery plainly and needs an id', async () => {
+    const unknown = await runToEnd(['src/cli.ts', 'deliveries', 'redeliver', 'dlv_0000'], env)
+    expect(unknown.code).toBe(1)
+    expect(unknown.output).toMatch(/No such delivery: 'dlv_0000'/)
+    const noId = await runToEnd(['src/cli.ts', 'deliveries', 'redeliver'], env)
+    expect(noId.code).toBe(2)
+  }, 60_000)
+})

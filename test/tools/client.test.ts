@@ -1,0 +1,296 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  createClient,
+  type Event,
+  type JackdawClient,
+  JackdawConnectionError,
+  JackdawError,
+  sign,
+  verifySignature,
+} from '../../src/client/index.js'
+import { TEST_CARD } from '../helpers/app.js'
+import { type ListeningApp, listeningApp, recorder } from '../helpers/listening.js'
+
+/**
+ * The typed client against the running service on a real port: every operation of the OpenAPI
+ * document is called through it, errors arrive as JackdawError with the envelope, POSTs carry an
+ * idempotency key that makes its retries safe, and 429, 503 and dropped connections are retried.
+ */
+
+let t: ListeningApp
+let jackdaw: JackdawClient
+let receiver: Awaited<ReturnType<typeof recorder>>
+let failNotify = true
+/** each request the client sent: method and path */
+const sent: { method: string; path: string; headers: Headers }[] = []
+
+beforeAll(async () => {
+  receiver = await recorder(() => (failNotify ? 500 : 200))
+  t = await listeningApp({}, { notify: { schedule: [], timeoutMs: 2000, pollMs: 50 }, eventStream: { pollMs: 50 } })
+  jackdaw = createClient({
+    apiKey: t.account.sk_test_key,
+    baseUrl: t.url,
+    fetch: (input, init) => {
+      const url = new URL(String(input))
+      sent.push({ method: init?.method ?? 'GET', path: url.pathname, headers: new Headers(init?.headers) })
+      return fetch(input, init)
+    },
+  })
+})
+afterAll(async () => {
+  await t.close()
+  await receiver.close()
+})
+
+const card = () => ({ type: 'card' as const, card: { ...TEST_CARD } })
+const redirect = () => ({ success: `${receiver.url}/ok`, fail: `${receiver.url}/fail`, notify: `${receiver.url}/hook` })
+
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const started = Date.now()
+  for (;;) {
+    const v = await probe()
+    if (v !== undefined) return v
+    if (Date.now() - started > timeoutMs) throw new Error('timed out')
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+describe('the client against the service', () => {
+  it('account: retrieves the account of the key and rolls its webhook secret', async () => {
+    const me = await jackdaw.me.retrieve()
+    expect(me).toMatchObject({ object: 'account', id: t.account.id, livemode: false })
+    const rolled = await jackdaw.me.rollWebhookSecret()
+    expect(rolled.secret).toMatch(/^whsec_/)
+    expect((await jackdaw.me.retrieve()).webhook_secret).toBe(rolled.secret)
+  })
+
+  it('sources: creates and retrieves; the public key may create', async () => {
+    const publicClient = createClient({ apiKey: t.account.pk_test_key, baseUrl: t.url })
+    const src = await publicClient.sources.create(card())
+    expect(src).toMatchObject({ object: 'source', type: 'card', used: false })
+    expect(src.card?.last4).toBe('4242')
+    expect(await jackdaw.sources.retrieve(src.id)).toEqual(src)
+  })
+
+  it('customers: create, retrieve, by email, update, attach and detach a source, list, delete', async () => {
+    const email = `client.${Date.now()}@example.com`
+    const cus = await jackdaw.customers.create({ email, description: 'Client test', metadata: { tier: 'gold' } })
+    expect(await jackdaw.customers.retrieve(cus.id as string)).toEqual(cus)
+    expect((await jackdaw.customers.byEmail(email)).id).toBe(cus.id)
+    const updated = await jackdaw.customers.update(cus.id as string, { description: 'Updated' })
+    expect(updated.description).toBe('Updated')
+    const src = await jackdaw.sources.create(card())
+    const attached = await jackdaw.customers.attachSource(cus.id as string, { source: src.id })
+    expect(attached.sources.map((s) => s.id)).toEqual([src.id])
+    const detached = await jackdaw.customers.detachSource(cus.id as string, src.id)
+    expect(detached.sources).toEqual([])
+    const page = await jackdaw.customers.list({ limit: 1 })
+    expect(page.data[0]?.id).toBe(cus.id)
+    expect(await jackdaw.customers.delete(cus.id as string)).toEqual({ id: cus.id, object: 'customer', deleted: true })
+  })
+
+  it('charges: create, capture, refund, void, list by status, page through all, and a test-mode payer answer', async () => {
+    const uncaptured = await jackdaw.charges.create({
+      amount: 1500,
+      currency: 'usd',
+      source: (await jackdaw.sources.create(card())).id,
+      capture: false,
+    })
+    expect(uncaptured).toMatchObject({ status: 'succeeded', captured: false })
+    const captured = await jackdaw.charges.capture(uncaptured.id, { amount: 1000 })
+    expect(captured).toMatchObject({ captured: true, amount: 1000 })
+    const refunded = await jackdaw.charges.refund(captured.id, { amount: 400, reason: 'damaged' })
+    expect(refunded.refunds.map((r) => r.amount)).toEqual([400])
+    const toVoid = await jackdaw.charges.create({
+      amount: 700,
+      currency: 'jpy',
+      source: (await jackdaw.sources.create(card())).id,
+      capture: false,
+    })
+    expect((await jackdaw.charges.void(toVoid.id)).status).toBe('voided')
+    expect((await jackdaw.charges.list({ status: 'voided' })).data.map((c) => c.id)).toEqual([toVoid.id])
+    expect(await jackdaw.charges.retrieve(refunded.id)).toEqual(refunded)
+
+    const threeDs = await jackdaw.charges.create({
+      amount: 900,
+      currency: 'eur',
+      source: (
+        await jackdaw.sources.create({
+          ...card(),
+          card: { ...TEST_CARD, number: '4000000000003220' },
+          redirect: redirect(),
+        })
+      ).id,
+    })
+    expect(threeDs.status).toBe('pending')
+    expect(threeDs.source.action?.url).toMatch(/\/v2\/hosted\/charges\//)
+    expect((await jackdaw.charges.testAuthorize(threeDs.id, { decision: 'approve' })).status).toBe('succeeded')
+
+    const all: string[] = []
+    for await (const c of jackdaw.all(jackdaw.charges.list, { limit: 2 })) all.push(c.id)
+    expect(all).toEqual([threeDs.id, toVoid.id, uncaptured.id])
+  })
+
+  it('errors are JackdawError with the status, the envelope and the request id', async () => {
+    const missing = await jackdaw.charges.retrieve('ch_nothing').catch((e: unknown) => e)
+    expect(missing).toBeInstanceOf(JackdawError)
+    expect(missing).toMatchObject({ status: 404, type: 'not_found_error', code: 'resource_missing' })
+    expect((missing as JackdawError).requestId).toMatch(/^req_/)
+    const invalid = await jackdaw.charges
+      .create({ amount: 0, currency: 'usd', source: 'src_x' })
+      .catch((e: JackdawError) => e)
+    expect(invalid).toMatchObject({ status: 422, code: 'parameter_invalid' })
+    expect((invalid as JackdawError).detail?.[0]?.loc).toEqual(['body', 'amount'])
+    const charge = await jackdaw.charges.create({
+      amount: 100,
+      currency: 'usd',
+      source: (await jackdaw.sources.create(card())).id,
+    })
+    const notPending = await jackdaw.charges
+      .verify(charge.id, { confirmation_id: 'conf_nothing', otp: '123456' })
+      .catch((e: JackdawError) => e)
+    expect(notPending).toBeInstanceOf(JackdawError)
+    expect((notPending as JackdawError).status).toBe(400)
+    const wrongKey = createClient({ apiKey: 'sk_test_000000000000000000000000', baseUrl: t.url })
+    await expect(wrongKey.me.retrieve()).rejects.toMatchObject({ status: 401, type: 'authentication_error' })
+  })
+
+  it('events and deliveries: list, retrieve, stream, and redeliver a failed notify call', async () => {
+    const controller = new AbortController()
+    const streamed: Event[] = []
+    const reading = (async () => {
+      try {
+        for await (const e of jackdaw.events.stream({ signal: controller.signal })) streamed.push(e)
+      } catch {
+        // aborted
+      }
+    })()
+    await new Promise((r) => setTimeout(r, 200))
+    failNotify = true
+    const charge = await jackdaw.charges.create({
+      amount: 2500,
+      currency: 'usd',
+      source: (await jackdaw.sources.create({ ...card(), redirect: redirect() })).id,
+    })
+    const events = await jackdaw.events.list({ charge: charge.id })
+    expect(events.data.map((e) => e.type)).toEqual(['charge.succeeded'])
+    const event = await jackdaw.events.retrieve(events.data[0]?.id as string)
+    expect(event.data.object.id).toBe(charge.id)
+    await until(async () => (streamed.length > 0 ? true : undefined))
+    controller.abort()
+    await reading
+    expect(streamed).toEqual([event])
+
+    const failed = await until(async () => {
+      const d = (await jackdaw.deliveries.list({ charge: charge.id })).data[0]
+      return d?.status === 'failed' ? d : undefined
+    })
+    expect(await jackdaw.deliveries.retrieve(failed.id)).toEqual(failed)
+    failNotify = false
+    expect((await jackdaw.deliveries.redeliver(failed.id)).status).toBe('pending')
+    const delivered = await until(async () => {
+      const d = await jackdaw.deliveries.retrieve(failed.id)
+      return d.status === 'delivered' ? d : undefined
+    })
+    expect(delivered.attempts.map((a) => a.status_code)).toEqual([500, 200])
+    // the verifier the client exports accepts the call as the receiver got it
+    const call = receiver.received.filter((r) => r.url === '/hook').at(-1)
+    const secret = (await jackdaw.me.retrieve()).webhook_secret
+    expect(verifySignature(call?.body ?? '', call?.headers['jackdaw-signature'], secret)).toBe(true)
+    expect(verifySignature(`${call?.body} `, call?.headers['jackdaw-signature'], secret)).toBe(false)
+    expect(verifySignature('{}', sign('{}', secret), secret)).toBe(true)
+  })
+
+  it('called every operation of the OpenAPI document', async () => {
+    const doc = (await (await fetch(`${t.url}/v2/openapi.json`)).json()) as { paths: Record<string, object> }
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => ({ method: method.toUpperCase(), path })),
+    )
+    expect(operations.length).toBeGreaterThan(20)
+    const uncalled = operations.filter(({ method, path }) => {
+      const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+').replace(/\/$/, '')}/?$`)
+      return !sent.some((s) => s.method === method && pattern.test(s.path))
+    })
+    expect(uncalled).toEqual([])
+    // and every POST carried an idempotency key
+    for (const s of sent.filter((r) => r.method === 'POST')) expect(s.headers.get('idempotency-key')).toMatch(/^\S+$/)
+  })
+})
+
+describe('retries', () => {
+  /** A server whose n-th request (from 1) is answered by `answer`; it records each Idempotency-Key. */
+  async function flaky(answer: (n: number, req: http.IncomingMessage, res: http.ServerResponse) => void) {
+    const keys: (string | undefined)[] = []
+    const at: number[] = []
+    const server = http.createServer((req, res) => {
+      keys.push(req.headers['idempotency-key'] as string | undefined)
+      at.push(Date.now())
+      answer(keys.length, req, res)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    return {
+      keys,
+      at,
+      client: createClient({ apiKey: 'sk_test_x', baseUrl: url, maxRetries: 2 }),
+      close: () => new Promise<void>((r) => server.close(() => r())),
+    }
+  }
+  const ok = (res: http.ServerResponse) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"account","id":"acct_1"}')
+
+  it('waits as Retry-After says on 429, then succeeds, with the same idempotency key', async () => {
+    const s = await flaky((n, _req, res) =>
+      n === 1 ? res.writeHead(429, { 'retry-after': '1' }).end('{"error":{}}') : ok(res),
+    )
+    const me = await s.client.me.rollWebhookSecret()
+    expect(me).toMatchObject({ id: 'acct_1' })
+    expect(s.keys).toHaveLength(2)
+    expect(s.keys[1]).toBe(s.keys[0])
+    expect((s.at[1] as number) - (s.at[0] as number)).toBeGreaterThanOrEqual(950)
+    await s.close()
+  })
+
+  it('retries 503 and a dropped connection, and gives up after maxRetries with the last answer', async () => {
+    const dropped = await flaky((n, req, res) =>
+      n === 1 ? req.socket.destroy() : n === 2 ? res.writeHead(503).end() : ok(res),
+    )
+    expect(await dropped.client.me.retrieve()).toMatchObject({ id: 'acct_1' })
+    expect(dropped.keys).toHaveLength(3)
+    await dropped.close()
+
+    const down = await flaky((_n, _req, res) =>
+      res
+        .writeHead(503, { 'content-type': 'application/json' })
+        .end('{"error":{"type":"api_error","code":"service_unavailable","message":"down"}}'),
+    )
+    await expect(down.client.me.retrieve()).rejects.toMatchObject({ status: 503, code: 'service_unavailable' })
+    expect(down.keys).toHaveLength(3)
+    await down.close()
+
+    const nobody = createClient({ apiKey: 'sk_test_x', baseUrl: 'http://127.0.0.1:9', maxRetries: 1 })
+    await expect(nobody.me.retrieve()).rejects.toBeInstanceOf(JackdawConnectionError)
+  })
+
+  it('a POST whose answer was lost is retried with its key, and the service creates one customer', async () => {
+    let first = true
+    const lossy = createClient({
+      apiKey: t.account.sk_test_key,
+      baseUrl: t.url,
+      fetch: async (input, init) => {
+        const res = await fetch(input, init)
+        if (first && init?.method === 'POST') {
+          first = false
+          throw new TypeError('fetch failed: the answer was lost')
+        }
+        return res
+      },
+    })
+    const email = `lost.${Date.now()}@example.com`
+    const cus = await lossy.customers.create({ email, description: 'Lost answer' })
+    const all = await jackdaw.customers.list({ limit: 100 })
+    expect(all.data.filter((c) => c.email === email).map((c) => c.id)).toEqual([cus.id])
+  })
+})

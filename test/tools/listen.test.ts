@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { verifySignature } from '../../src/notify/signature.js'
+import { cardSource } from '../helpers/app.js'
+import { type ListeningApp, listeningApp, recorder } from '../helpers/listening.js'
+import { runToEnd, runTs } from '../helpers/process.js'
+
+/**
+ * `jackdaw listen` as a process against a running service and a local receiver: it prints the
+ * signing secret, forwards each event of the chosen types signed as a notify call, prints a line
+ * per event with the receiver's answer, and resumes after a dropped connection missing nothing.
+ */
+
+let t: ListeningApp
+let receiver: Awaited<ReturnType<typeof recorder>>
+beforeAll(async () => {
+  t = await listeningApp({}, { eventStream: { pollMs: 50 } })
+  receiver = await recorder((r) => (r.url === '/teapot' ? 418 : 200))
+})
+afterAll(async () => {
+  await t.close()
+  await receiver.close()
+})
+
+/** a notify address that never answers: the calls stay queued, each with the body it would carry */
+const NOTIFY = { success: 'https://shop.example/ok', fail: 'https://shop.example/fail', notify: 'http://127.0.0.1:9/x' }
+
+async function charge(amount: number, capture = true): Promise<string> {
+  const src = await t.sk.post('/v2/sources/', { ...cardSource(), redirect: NOTIFY })
+  const ch = await t.sk.post('/v2/charges/', { amount, currency: 'usd', source: src.body.id, capture })
+  expect(ch.status).toBe(201)
+  return ch.body.id
+}
+
+describe('jackdaw listen', () => {
+  it('forwards the chosen events signed as notify calls, a line each, and resumes after a drop', async () => {
+    const listener = runTs(
+      ['src/cli.ts', 'listen', '--forward-to', `${receiver.url}/hooks`, '--events', 'charge.succeeded,charge.refunded'],
+      { JACKDAW_API_URL: t.url, JACKDAW_API_KEY: t.account.sk_test_key },
+    )
+    try {
+      const [, secret] = await listener.waitFor(/Signing secret: (whsec_\S+)/)
+      await listener.waitFor(/Ready/)
+      expect(secret).toBe((await t.sk.get('/v2/me')).body.webhook_secret)
+      await new Promise((r) => setTimeout(r, 300))
+
+      const paid = await charge(1000)
+      await t.sk.post(`/v2/charges/${paid}/refund`, { amount: 300 })
+      // not chosen: an authorization without capture is charge.succeeded, its void charge.voided
+      const held = await charge(2000, false)
+      await t.sk.post(`/v2/charges/${held}/void`)
+      await receiver.waitFor(() => receiver.received.length >= 3)
+
+      // the stream's connection drops; what happens meanwhile comes once it is back
+      t.app.server.closeAllConnections()
+      const during = await charge(3000)
+      await listener.waitFor(/connection lost/)
+      await receiver.waitFor((r) => r.body.includes(during))
+
+      const expected = [
+        [paid, 'charge.succeeded'],
+        [paid, 'charge.refunded'],
+        [held, 'charge.succeeded'],
+        [during, 'charge.succeeded'],
+      ]
+      expect(receiver.received.map((r) => [JSON.parse(r.body).data.object.id, JSON.parse(r.body).type])).toEqual(
+        expected,
+      )
+      for (const r of receiver.received) {
+        expect(r.method).toBe('POST')
+        expect(r.url).toBe('/hooks')
+        expect(r.headers['content-type']).toBe('application/json')
+        expect(verifySignature(r.body, r.headers['jackdaw-signature'], secret as string)).toBe(true)
+        // the body is the one the event's own notify call carries
+        const event = JSON.parse(r.body)
+        const queued = await t.db.query<{ payload: string }>('SELECT payload FROM deliveries WHERE event_id = $1', [
+          event.id,
+        ])
+        expect(queued.rows[0]?.payload).toBe(r.body)
+        expect(listener.output()).toMatch(new RegExp(`${event.type}\\s+${event.id}  -> \\[200\\] \\d+ ms`))
+      }
+    } finally {
+      await listener.stop('SIGINT')
+    }
+  })
+
+  it("prints the receiver's status when it refuses, and stops at Ctrl-C with status 0", async () => {
+    const listener = runTs(
+      ['src/cli.ts', 'listen', '--forward-to', `${receiver.url}/teapot`, '--key', t.account.sk_test_key],
+      {
+        JACKDAW_API_URL: t.url,
+      },
+    )
+    await listener.waitFor(/Ready/)
+    await new Promise((r) => setTimeout(r, 300))
+    await charge(500)
+    await listener.waitFor(/charge\.succeeded\s+evt_\w+ {2}-> \[418\]/)
+    expect(await listener.stop('SIGINT')).toBe(0)
+  })
+
+  it('without a key, or with a wrong one, says so and fails', async () => {
+    const none = await runToEnd(['src/cli.ts', 'listen', '--forward-to', receiver.url], {
+      JACKDAW_API_URL: t.url,
+      JACKDAW_API_KEY: undefined,
+    })
+    expect(none.code).toBe(2)
+    expect(none.output).toMatch(/--key \(or JACKDAW_API_KEY\) is required/)
+    const wrong = await runToEnd(
+      ['src/cli.ts', 'listen', '--forward-to', receiver.url, '--key', 'sk_test_000000000000000000000000'],
+      { JACKDAW_API_URL: t.url },
+    )
+    expect(wrong.code).toBe(1)
+    expect(wrong.output).toMatch(/the service answered 401/)
+  })
+})
