@@ -19,6 +19,7 @@ import { authHook, presentedKey } from './http/auth.js'
 import { type AuthFailureSettings, authFailureCounter } from './http/auth-failures.js'
 import { registerIdempotency } from './http/idempotency.js'
 import { DEFAULT_RENDERED_ENTRIES, type RenderedSettings } from './http/rendered.js'
+import { accountRoutes } from './http/routes/accounts.js'
 import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
 import { deliveryRoutes } from './http/routes/deliveries.js'
@@ -80,6 +81,8 @@ export interface AppDeps {
   trustProxy?: string | undefined
   /** rendered charges kept for lists (src/http/rendered.ts); DEFAULT_RENDERED_ENTRIES when absent */
   renderedViews?: RenderedSettings | undefined
+  /** the operator's token for POST and DELETE /v2/accounts; absent, those answer 404 */
+  adminToken?: string | undefined
 }
 
 export interface RateLimitSettings {
@@ -107,7 +110,8 @@ function describeHeaders(doc: OpenApiDocument, optionalBodies: ReadonlySet<strin
   for (const [path, operations] of Object.entries(doc.paths ?? {})) {
     for (const [method, op] of Object.entries(operations)) {
       if (op.requestBody && optionalBodies.has(`${method} ${path}`)) op.requestBody.required = false
-      if (method === 'post' && path.startsWith('/v2/') && !path.startsWith('/v2/hosted/')) {
+      // accounts are made by the operator's token, outside any account's idempotency keys
+      if (method === 'post' && path.startsWith('/v2/') && !path.startsWith('/v2/hosted/') && path !== '/v2/accounts') {
         op.parameters = [
           ...(op.parameters ?? []),
           {
@@ -376,6 +380,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(deliveryRoutes, { services })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
+  await app.register(accountRoutes, { services, adminToken: deps.adminToken })
   app.addHook('onClose', () => services.charges.settled())
 
   const recovery = deps.recovery

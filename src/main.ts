@@ -8,6 +8,7 @@ import { Redis } from 'ioredis'
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino'
 import { createApp } from './app.js'
 import { type Config, ConfigError, parseConfig } from './config.js'
+import { randomHex } from './crypto/random.js'
 import { loadOrCreateKeyFile } from './crypto/vault.js'
 import { withoutCardNumbers } from './errors.js'
 import { notifyWorkerSettings } from './notify/worker.js'
@@ -106,7 +107,31 @@ async function defaultAccount(config: Config, store: Store): Promise<TestKeys | 
   return keys
 }
 
-function banner(address: string, store: Store, keys: TestKeys | undefined, workers: number): string {
+/**
+ * The operator's token for POST and DELETE /v2/accounts: JACKDAW_ADMIN_TOKEN, or on the embedded
+ * store one made at the first start and kept beside the test keys, encrypted with the store's key,
+ * so that every start can print it. `kept` says it came from the data directory.
+ */
+export function adminTokenOf(config: Config, store: Store): { token: string; kept: boolean } | undefined {
+  if (config.JACKDAW_ADMIN_TOKEN) return { token: config.JACKDAW_ADMIN_TOKEN, kept: false }
+  if (config.DATABASE_URL) return undefined
+  const file = path.join(config.JACKDAW_DATA_DIR, 'admin-token.json')
+  if (existsSync(file)) {
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as { admin_token_enc: string }
+    return { token: store.vault.decrypt(kept.admin_token_enc), kept: true }
+  }
+  const token = `jdadm_${randomHex(24)}`
+  writeFileSync(file, `${JSON.stringify({ admin_token_enc: store.vault.encrypt(token) }, null, 2)}\n`, { mode: 0o600 })
+  return { token, kept: true }
+}
+
+function banner(
+  address: string,
+  store: Store,
+  keys: TestKeys | undefined,
+  workers: number,
+  admin?: { token: string; kept: boolean },
+): string {
   const server = store.embedded
   const lines = [
     `Jackdaw listening on ${address}${workers > 1 ? ` (${workers} processes)` : ''}`,
@@ -118,6 +143,7 @@ function banner(address: string, store: Store, keys: TestKeys | undefined, worke
   if (keys) {
     lines.push(`  test secret key: ${keys.sk_test_key}`, `  test public key: ${keys.pk_test_key}`)
     lines.push(`  try: curl -u ${keys.sk_test_key}: ${address}/v2/me`)
+    if (admin?.kept) lines.push(`  admin token (POST /v2/accounts): ${admin.token}`)
   } else {
     lines.push('  keys: `jackdaw account create --name NAME` makes an account and prints its keys')
   }
@@ -141,6 +167,7 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
   const liveProcessor = liveProcessorOf(config)
   const store = await openStore(config, { onServerLost: serverLost(logger) })
   const keys = opts.quiet ? undefined : await defaultAccount(config, store)
+  const admin = adminTokenOf(config, store)
   // commands fail at once while Redis is down: the rate limit then lets requests through, and
   // unknown keys are counted by each process alone
   const redis = config.REDIS_URL
@@ -169,9 +196,10 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     },
     idempotencyLeaseSeconds: config.JACKDAW_IDEMPOTENCY_LEASE_SECONDS,
     renderedViews: { entries: config.JACKDAW_RENDER_CACHE_ENTRIES },
+    adminToken: admin?.token,
   })
   const address = await app.listen({ port: config.PORT, host: config.HOST })
-  if (!opts.quiet) process.stdout.write(banner(address, store, keys, 1))
+  if (!opts.quiet) process.stdout.write(banner(address, store, keys, 1, admin))
 
   let closing = false
   const shutdown = async (signal: string) => {
@@ -221,9 +249,11 @@ export async function serveCluster(config: Config, workers: number) {
     liveProcessorOf(config)
     const store = await openStore(config, { onServerLost: serverLost(makeLogger(config)) })
     const keys = await defaultAccount(config, store)
+    const admin = adminTokenOf(config, store)
     const workerEnv = store.embedded
       ? {
           DATABASE_URL: store.embedded.url,
+          JACKDAW_ADMIN_TOKEN: admin?.token,
           JACKDAW_ENCRYPTION_KEY:
             config.JACKDAW_ENCRYPTION_KEY ?? loadOrCreateKeyFile(config.JACKDAW_DATA_DIR).toString('base64'),
         }
@@ -241,7 +271,7 @@ export async function serveCluster(config: Config, workers: number) {
       if (!announced && listening >= workers) {
         announced = true
         const host = addr.address && addr.address !== '::' ? addr.address : config.HOST
-        process.stdout.write(banner(`http://${host}:${addr.port}`, store, keys, workers))
+        process.stdout.write(banner(`http://${host}:${addr.port}`, store, keys, workers, admin))
       }
     })
     cluster.on('exit', (worker, code, signal) => {

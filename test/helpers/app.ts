@@ -86,6 +86,7 @@ export type AppExtras = Pick<
   | 'idempotencyLeaseSeconds'
   | 'renderedViews'
   | 'requestTimeoutMs'
+  | 'adminToken'
 >
 
 /**
