@@ -18,7 +18,7 @@ import { idsBefore } from '../src/domain/ids.js'
 import { newApiKey } from '../src/domain/keys.js'
 import { openPostgres } from '../src/store/db.js'
 import { migrate } from '../src/store/migrate.js'
-import { eraseOldSecurityCodes } from '../src/store/sources.js'
+import { eraseOldCardData } from '../src/store/sources.js'
 import { BENCH_DATABASE_URL } from './database-url.js'
 
 const ADMIN_URL = BENCH_DATABASE_URL
@@ -110,10 +110,10 @@ async function erasure(url: string) {
   const started = performance.now()
   for (;;) {
     const t = performance.now()
-    const batch = await eraseOldSecurityCodes(store, before, 500)
+    const pass = await eraseOldCardData(store, before, 500)
     times.push(performance.now() - t)
-    erased += batch.erased
-    if (batch.seen < 500) break
+    erased += pass.erased
+    if (pass.seen < 500) break
   }
   const total = performance.now() - started
   times.sort((a, b) => a - b)

@@ -14,6 +14,9 @@ import pg from 'pg'
 import { BENCH_DATABASE_URL } from './database-url.js'
 import { type Memory, restingMemory, timeToFirstAnswer } from './embedded.js'
 
+// `npm run bench -- --compare <ref>` (or BENCH_COMPARE_REF): this tree beside another git ref
+if (process.argv.includes('--compare') || process.env.BENCH_COMPARE_REF) await import('./compare.js')
+
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 // Each measured run follows an unmeasured one of the same load: a process that has just started
 // spends its first seconds compiling hot code and opening its pool's connections, and a run that

@@ -18,13 +18,12 @@ import { AppError, withViolations } from './errors.js'
 import { authHook, presentedKey } from './http/auth.js'
 import { type AuthFailureSettings, authFailureCounter } from './http/auth-failures.js'
 import { registerIdempotency } from './http/idempotency.js'
-import { DEFAULT_RENDERED_ENTRIES, type RenderedSettings } from './http/rendered.js'
 import { accountRoutes } from './http/routes/accounts.js'
 import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
 import { deliveryRoutes } from './http/routes/deliveries.js'
 import { eventRoutes } from './http/routes/events.js'
-import { hostedRoutes } from './http/routes/hosted.js'
+import { hostedPageUrl, hostedRoutes } from './http/routes/hosted.js'
 import { meRoutes } from './http/routes/me.js'
 import { sourceRoutes } from './http/routes/sources.js'
 import { validationError, validatorCompiler } from './http/validation.js'
@@ -60,8 +59,8 @@ export interface AppDeps {
         intervalMs: number
         graceMs: number
         payerTimeoutMs?: number | undefined
-        /** security codes are erased this long after their source was made, charged or not */
-        securityCodeRetentionMs?: number | undefined
+        /** card data is erased this long after its source was made (docs/api.md, card data) */
+        cardDataRetentionMs?: number | undefined
       }
     | undefined
   /** how long an Idempotency-Key stays held by a request before a retry may take it over */
@@ -79,8 +78,6 @@ export interface AppDeps {
    * its X-Forwarded-For names, over the scheme and host of X-Forwarded-Proto and -Host
    */
   trustProxy?: string | undefined
-  /** rendered charges kept for lists (src/http/rendered.ts); DEFAULT_RENDERED_ENTRIES when absent */
-  renderedViews?: RenderedSettings | undefined
   /** the operator's token for POST and DELETE /v2/accounts; absent, those answer 404 */
   adminToken?: string | undefined
 }
@@ -220,7 +217,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
       worker?.wake()
     }
   }
-  const services = buildServices({ db: deps.db, vault: deps.vault, options })
+  const services = buildServices({
+    db: deps.db,
+    vault: deps.vault,
+    options,
+    hostedPageUrl: hostedPageUrl(options.publicUrl ?? options.listenUrl ?? ''),
+  })
   app.decorate('services', services)
   app.decorateRequest('caller', null as never)
   app.decorateRequest('presented', null)
@@ -371,17 +373,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(meRoutes, { services })
     await api.register(sourceRoutes, { services })
     await api.register(customerRoutes, { services })
-    await api.register(chargeRoutes, {
-      services,
-      publicUrl: options.publicUrl,
-      rendered: deps.renderedViews ?? { entries: DEFAULT_RENDERED_ENTRIES },
-    })
+    await api.register(chargeRoutes, { services, publicUrl: options.publicUrl })
     await api.register(eventRoutes, { services })
     await api.register(deliveryRoutes, { services })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
   await app.register(accountRoutes, { services, adminToken: deps.adminToken })
-  app.addHook('onClose', () => services.charges.settled())
+  app.addHook('onClose', () => services.charges.waitForReversals())
 
   const recovery = deps.recovery
   if (recovery) {
@@ -389,14 +387,16 @@ export async function createApp(deps: AppDeps): Promise<App> {
     let running: Promise<unknown> = Promise.resolve()
     const failed = (err: unknown) => app.log.error({ err }, 'recovery sweep failed')
     const sweep = () => {
-      // the erasure of old security codes goes on whatever becomes of the charges' part
-      const retentionMs = recovery.securityCodeRetentionMs
+      // the erasure of old card data and of old idempotency records goes on whatever becomes of
+      // the charges' part
+      const retentionMs = recovery.cardDataRetentionMs
       running = Promise.all([
         services.charges
           .recoverInterrupted(recovery.graceMs)
           .then(() => recovery.payerTimeoutMs && services.charges.expireAbandoned(recovery.payerTimeoutMs))
           .catch(failed),
-        retentionMs && services.sources.eraseOldSecurityCodes(retentionMs).catch(failed),
+        retentionMs && services.sources.eraseOldCardData(retentionMs).catch(failed),
+        services.idempotency.purgeExpired().catch(failed),
       ]).finally(() => {
         if (timer) timer.refresh()
       })

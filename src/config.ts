@@ -1,7 +1,6 @@
 import proxyAddr from '@fastify/proxy-addr'
 import { type Static, Type } from 'typebox'
 import { Value } from 'typebox/value'
-import { DEFAULT_RENDERED_ENTRIES } from './http/rendered.js'
 
 /**
  * All configuration comes from the environment and is validated here, once, so a bad value stops
@@ -43,7 +42,7 @@ const ConfigSchema = Type.Object({
   JACKDAW_RECOVERY_INTERVAL_MS: Type.Integer({ minimum: 100, default: 5000 }),
   /** a charge waiting this long for its payer (3-D Secure, wallet, QR, OTP) fails with payment_expired; at most 30 days */
   JACKDAW_PAYER_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 2592000, default: 86400 }),
-  /** a card's security code is erased this long after its source was made, whether or not it was charged; at most 30 days */
+  /** a card's security code is erased this long after its source was made, and the number of a source never used; at most 30 days */
   JACKDAW_SECURITY_CODE_RETENTION_SECONDS: Type.Integer({ minimum: 60, maximum: 2592000, default: 86400 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** requests one key may make per window */
@@ -54,8 +53,6 @@ const ConfigSchema = Type.Object({
   JACKDAW_AUTH_FAILURE_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86400, default: 300 }),
   /** the proxies in front of the service, whose X-Forwarded-For names the client: addresses, CIDR ranges, loopback, linklocal, uniquelocal */
   JACKDAW_TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
-  /** rendered charges a process keeps for lists; 0 renders every listed charge again */
-  JACKDAW_RENDER_CACHE_ENTRIES: Type.Integer({ minimum: 0, maximum: 1000000, default: DEFAULT_RENDERED_ENTRIES }),
   JACKDAW_BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 10485760, default: 65536 }),
   /** how long a client may take to send a whole request; a slower one is answered 408 */
   JACKDAW_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600000, default: DEFAULT_REQUEST_TIMEOUT_MS }),

@@ -192,10 +192,9 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
       intervalMs: config.JACKDAW_RECOVERY_INTERVAL_MS,
       graceMs: config.JACKDAW_RECOVERY_GRACE_MS,
       payerTimeoutMs: config.JACKDAW_PAYER_TIMEOUT_SECONDS * 1000,
-      securityCodeRetentionMs: config.JACKDAW_SECURITY_CODE_RETENTION_SECONDS * 1000,
+      cardDataRetentionMs: config.JACKDAW_SECURITY_CODE_RETENTION_SECONDS * 1000,
     },
     idempotencyLeaseSeconds: config.JACKDAW_IDEMPOTENCY_LEASE_SECONDS,
-    renderedViews: { entries: config.JACKDAW_RENDER_CACHE_ENTRIES },
     adminToken: admin?.token,
   })
   const address = await app.listen({ port: config.PORT, host: config.HOST })
@@ -228,9 +227,7 @@ function serverLost(logger: Logger) {
 /**
  * The Node flags of the processes `serve --workers N` starts. With as many processes as cores or
  * more, each one's garbage collector works on its own thread only: helper threads would compete
- * with the other processes for cores those already fill. In four A/B rounds, two processes on two
- * cores made 6.2-7.0% of the bare route's rate in create charge at 10 connections this way,
- * 4.4-5.4% with helpers (bench/README.md, eleventh round). The operator's own choice among
+ * with the other processes for cores those already fill. The operator's own choice among
  * Node's flags (`--single-threaded-gc`, `--no-single-threaded-gc`, `--single-threaded`) stands.
  */
 export function workerExecArgv(execArgv: readonly string[], workers: number, cores: number): string[] {

@@ -96,7 +96,7 @@ describe('live mode through a processor reached over HTTP', () => {
     expect(c.body.status).toBe('failed')
     expect(c.body.failure_data.code).toBe('processor_timeout')
     // the processor may have authorized it all the same: the reversal goes over the protocol, after the answer
-    await t.app.services.charges.settled()
+    await t.app.services.charges.waitForReversals()
     expect(simulator.reversed).toEqual([c.body.id])
     expect((await t.db.query(OWED, [c.body.id])).rows[0]).toEqual({ owed: false })
   })
@@ -111,7 +111,7 @@ describe('live mode through a processor reached over HTTP', () => {
       provider_response: { error: 'unreachable' },
     })
     // no connection was made, so the request never left: nothing can be held there to reverse
-    await down.app.services.charges.settled()
+    await down.app.services.charges.waitForReversals()
     expect((await down.db.query(OWED, [c.body.id])).rows[0]).toEqual({ owed: false })
     // the source was consumed by the failed attempt, as a declined card's would be
     const again = await down.skLive.post('/v2/charges/', { amount: 1, currency: 'eur', source: c.body.source.id })
@@ -131,7 +131,7 @@ describe('live mode through a processor reached over HTTP', () => {
       expect(c.body.status).toBe('failed')
       expect(c.body.failure_data.code).toBe('processor_unavailable')
       // a 401 is an answer: the processor took nothing, so there is nothing to reverse
-      await wrong.app.services.charges.settled()
+      await wrong.app.services.charges.waitForReversals()
       expect((await wrong.db.query(OWED, [c.body.id])).rows[0]).toEqual({ owed: false })
       expect(simulator.reversed).not.toContain(c.body.id)
     } finally {

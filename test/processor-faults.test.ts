@@ -12,6 +12,12 @@ type Mode = 'succeed' | 'decline' | 'timeout' | 'fail' | 'refuse' | 'unreachable
 class FaultyProcessor extends Simulator implements Processor {
   mode: Mode = 'succeed'
   calls = 0
+  /** an authorization that breaks with an error of the service's own, not the processor's */
+  breakAuthorize = false
+  override authorize(req: Parameters<Simulator['authorize']>[0]) {
+    if (this.breakAuthorize) throw new Error('a fault of the service')
+    return super.authorize(req)
+  }
   async #answer(): Promise<OperationOutcome> {
     this.calls++
     if (this.mode === 'timeout') throw new ProcessorError('timeout', 'no answer')
@@ -209,6 +215,44 @@ describe('capture and void when the processor misbehaves', () => {
       expect(voided.body).toMatchObject({ status: 'voided', authorized: false })
     })
   }
+})
+
+describe('after a fault of the service released an Idempotency-Key', () => {
+  it('a retry of a create with the key but another body is 409 and never resumes the first charge', async () => {
+    const src = await t.sk.post('/v2/sources/', cardSource())
+    const key = { 'idempotency-key': `broken-create-${src.body.id}` }
+    processor.breakAuthorize = true
+    try {
+      const first = await t.sk.post('/v2/charges/', { amount: 700, currency: 'usd', source: src.body.id }, key)
+      expect(first.status).toBe(500)
+    } finally {
+      processor.breakAuthorize = false
+    }
+    const other = await t.sk.post('/v2/charges/', { amount: 900, currency: 'usd', source: src.body.id }, key)
+    expect(other.status, other.text).toBe(409)
+    expect(other.body.error.code).toBe('idempotency_key_reused')
+    const elsewhere = await t.sk.post('/v2/customers/', { email: 'k@example.com', description: 'k' }, key)
+    expect(elsewhere.status).toBe(409)
+    // the same request again is the retry it was: it finishes the charge the first attempt made
+    const retry = await t.sk.post('/v2/charges/', { amount: 700, currency: 'usd', source: src.body.id }, key)
+    expect(retry.status, retry.text).toBe(201)
+    expect(retry.body).toMatchObject({ amount: 700, status: 'succeeded' })
+  })
+
+  it('a retry of a capture with the key but another amount or operation is 409 and resumes nothing', async () => {
+    const c = await authorized()
+    const key = { 'idempotency-key': `broken-capture-${c.id}` }
+    processor.mode = 'fail'
+    expect((await t.sk.post(`/v2/charges/${c.id}/capture`, { amount: 400 }, key)).status).toBe(502)
+    processor.mode = 'succeed'
+    const calls = processor.calls
+    const other = await t.sk.post(`/v2/charges/${c.id}/capture`, { amount: 300 }, key)
+    expect(other.status, other.text).toBe(409)
+    expect(other.body.error.code).toBe('idempotency_key_reused')
+    expect((await t.sk.post(`/v2/charges/${c.id}/void`, {}, key)).status).toBe(409)
+    expect(processor.calls).toBe(calls)
+    expect((await t.sk.get(`/v2/charges/${c.id}`)).body.captured).toBe(false)
+  })
 })
 
 describe('refunds when the processor misbehaves', () => {

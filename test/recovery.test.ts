@@ -2,7 +2,7 @@ import { hostname } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, parseConfig } from '../src/config.js'
 import { listenUrlOf } from '../src/main.js'
-import { cardSource, REDIRECT, type TestApp, testApp } from './helpers/app.js'
+import { cardSource, REDIRECT, TEST_CARD, type TestApp, testApp } from './helpers/app.js'
 
 /**
  * What a process killed mid-request leaves behind, made by hand in the store, and what the
@@ -51,11 +51,16 @@ describe('a create charge whose process died', () => {
       { 'idempotency-key': key },
     )
     expect(first.status).toBe(201)
-    // died after recording the charge, before the processor's answer was recorded
+    // died after recording the charge, before the processor's answer (and the erasure of the
+    // card number that goes with it) was recorded
     await t.db.query(
       "UPDATE charges SET status = 'pending', authorized = false, captured = false, processing = 'authorize', updated_at = now() WHERE id = $1",
       [first.body.id],
     )
+    await t.db.query('UPDATE sources SET card_number_enc = $2 WHERE id = $1', [
+      src.body.id,
+      t.vault.encrypt(TEST_CARD.number),
+    ])
     await forgetAnswer(key)
     const retry = await t.sk.post(
       '/v2/charges/',
@@ -170,6 +175,31 @@ describe('the recovery sweep', () => {
     // the link opens the page
     const page = await t.app.inject({ method: 'GET', url: url.pathname + url.search })
     expect(page.statusCode).toBe(200)
+  })
+})
+
+describe('idempotency records', () => {
+  it('are purged by the sweep 24 hours after they were made; younger ones stay', async () => {
+    const old = `purge-old-${Date.now()}`
+    const young = `purge-young-${Date.now()}`
+    for (const key of [old, young]) {
+      const res = await t.sk.post(
+        '/v2/customers/',
+        { email: `${key}@example.com`, description: 'k' },
+        { 'idempotency-key': key },
+      )
+      expect(res.status).toBe(201)
+    }
+    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = $1", [old])
+    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '23 hours' WHERE key = $1", [young])
+    const kept = async (key: string) =>
+      (
+        (await t.db.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key])).rows[0] as {
+          n: number
+        }
+      ).n
+    await waitFor(async () => ((await kept(old)) === 0 ? true : undefined))
+    expect(await kept(young)).toBe(1)
   })
 })
 

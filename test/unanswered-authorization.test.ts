@@ -122,7 +122,7 @@ async function charge(source: object = cardSource()) {
 }
 
 /** The reversals the service sent in the background after its answers, seen through. */
-const reversalsSent = () => t.app.services.charges.settled()
+const reversalsSent = () => t.app.services.charges.waitForReversals()
 
 /** The reversal still owed to the processor, as the store keeps it. */
 async function reversalOwed(id: string, db = t.db): Promise<boolean> {
@@ -285,7 +285,8 @@ describe('an authorization the processor never answered', () => {
         status: 'failed',
         failure_data: { code: 'processor_unavailable' },
       })
-      expect(processor.reversed).toEqual([id])
+      // the sweep may also ask again a reversal an earlier test left owed, on a slow machine
+      expect(processor.reversed.filter((r) => r === id)).toEqual([id])
       for (const release of processor.held.values()) release()
       expect((await stalled).body.status).toBe('failed')
     })

@@ -20,8 +20,8 @@ const hex32 = (n: number) =>
   `${BYTE_HEX[n >>> 24]}${BYTE_HEX[(n >>> 16) & 255]}${BYTE_HEX[(n >>> 8) & 255]}${BYTE_HEX[n & 255]}`
 
 // The last id's millisecond (and its hex) and random part: 80 bits as 16 + 32 + 32. In numbers of
-// 32 bits or fewer, rather than one BigInt, an id costs a quarter of the time: a BigInt's parse and
-// hex formatting were most of it (bench/README.md, seventeenth round).
+// 32 bits or fewer, rather than one BigInt: a BigInt's parse and hex formatting would be most of the
+// cost of an id.
 let lastMs = 0
 let lastMsHex = ''
 let high = 0
@@ -63,8 +63,4 @@ export function idsBefore(kind: IdKind, ms: number): string {
 /** The pattern of one kind of id, for path and body schemas. */
 export function idPattern(kind: IdKind): string {
   return `^${ID_PREFIX[kind]}[0-9a-f]{32}$`
-}
-
-export function isId(kind: IdKind, value: string): boolean {
-  return new RegExp(idPattern(kind)).test(value)
 }

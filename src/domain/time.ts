@@ -1,6 +1,6 @@
 // The date and time to the second, as an ISO string up to its decimal point, for the second it was
-// last made in: Date's toISOString cost about a microsecond a call, and a charge asks the time
-// twice (bench/README.md, seventeenth round).
+// last made in: Date's toISOString is costly next to the rest of a request, and a request may ask
+// the time more than once.
 let cachedSecond = Number.NaN
 let cachedPrefix = ''
 

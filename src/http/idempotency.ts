@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Vault } from '../crypto/vault.js'
 import { AppError } from '../errors.js'
 import type { Db } from '../store/db.js'
-import { claimKey, completeKey, releaseKey } from '../store/idempotency.js'
+import { claimKey, completeKey, forgetKey, releaseKey } from '../store/idempotency.js'
 import type { Scope } from '../store/scope.js'
 
 declare module 'fastify' {
@@ -35,7 +35,7 @@ function canonicalJson(value: unknown): string {
  * `Idempotency-Key` on a POST: the first request with a key runs and its answer is kept for
  * 24 hours; a retry with the same body gets that answer again; another body, or a retry while the
  * first still runs, is 409. Faults of the service's own (5xx) and refused requests (422) are not
- * kept, so a retry runs again. Answers are kept encrypted; the keys of public-key callers are their
+ * kept, so a retry runs again; after a fault, only a retry of the same request. Answers are kept encrypted; the keys of public-key callers are their
  * own, apart from the secret key's.
  */
 export function registerIdempotency(
@@ -66,8 +66,7 @@ export function registerIdempotency(
         return
       case 'replay':
         reply.code(claim.statusCode).header('Idempotent-Replayed', 'true').type('application/json')
-        // an answer kept before answers were sealed is its JSON as it was
-        return reply.send(claim.body.startsWith('{') ? claim.body : deps.vault.decrypt(claim.body))
+        return reply.send(deps.vault.decrypt(claim.body))
       case 'mismatch':
         throw new AppError(
           'idempotency_key_reused',
@@ -88,8 +87,10 @@ export function registerIdempotency(
     if (!claim) return payload
     request.idempotencyClaim = undefined
     // a 422 is a request refused before it changed anything (as schema violations are, before
-    // this hook claims the key), so it does not use the key up either
-    if (reply.statusCode >= 500 || reply.statusCode === 422) await releaseKey(deps.db, claim.scope, claim.key)
+    // this hook claims the key), so it does not use the key up; after a fault of the service's own
+    // (5xx) only the same request may take the key again, to finish what its first attempt began
+    if (reply.statusCode === 422) await forgetKey(deps.db, claim.scope, claim.key)
+    else if (reply.statusCode >= 500) await releaseKey(deps.db, claim.scope, claim.key)
     // an answer may hold a secret (a rolled webhook secret) or a payer's details: it is kept sealed
     else await completeKey(deps.db, claim.scope, claim.key, reply.statusCode, deps.vault.encrypt(String(payload)))
     return payload

@@ -1,5 +1,5 @@
 import { AppError, notFound } from '../errors.js'
-import type { DeliveryView } from '../http/schemas/delivery.js'
+import type { DeliveryView } from '../schemas/delivery.js'
 import type { Db, Queryable } from '../store/db.js'
 import * as store from '../store/deliveries.js'
 import type { Page, PageRequest } from '../store/list.js'

@@ -1,5 +1,5 @@
 import { newId } from '../domain/ids.js'
-import type { EventView } from '../http/schemas/event.js'
+import type { EventView } from '../schemas/event.js'
 import type { Queryable } from '../store/db.js'
 import { insertDelivery } from '../store/deliveries.js'
 import type { Scope } from '../store/scope.js'

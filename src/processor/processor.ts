@@ -1,4 +1,4 @@
-import type { SourceType } from '../http/schemas/source.js'
+import type { SourceType } from '../schemas/source.js'
 
 /**
  * What the service asks of a payment processor. The test-mode simulator and a live connector both
@@ -54,9 +54,8 @@ export type OperationOutcome = { outcome: 'succeeded' } | { outcome: 'declined';
 export interface Processor {
   /**
    * True of a processor that answers from the request alone, in the service's own process, with
-   * no effect anywhere (the test-mode simulator). No call to it can be interrupted half way, so a
-   * new charge is decided first and recorded once, with its outcome, rather than recorded before
-   * the call and again after it.
+   * no effect anywhere (the test-mode simulator). It can hold no authorization the service has not
+   * heard of: a call to it that fails is a decline, with nothing to reverse.
    */
   readonly decidesInProcess?: boolean
   /**

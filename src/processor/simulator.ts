@@ -59,6 +59,12 @@ const DECLINES: Partial<Record<TestCardOutcome, Omit<FailureData, 'provider_resp
   },
 }
 
+const NO_CARD_NUMBER = {
+  code: 'card_declined',
+  reason: 'The request carried no card number',
+  next_steps: 'Charge a new source with the card',
+}
+
 const STEP_OF_TYPE: Record<string, PayerStep> = {
   wallet_a: 'wallet',
   wallet_b: 'wallet',
@@ -93,7 +99,9 @@ export class Simulator implements Processor {
         return { outcome: 'action_required', reference: ref, step: 'otp' }
       return { outcome: 'action_required', reference: ref, step: STEP_OF_TYPE[req.sourceType] ?? 'wallet' }
     }
-    const outcome = testCard(req.card?.number ?? '')?.outcome ?? 'succeeds'
+    // a card request without its number charges nothing: a processor declines it
+    if (!req.card) return { outcome: 'declined', reference: ref, failure: failure(NO_CARD_NUMBER) }
+    const outcome = testCard(req.card.number)?.outcome ?? 'succeeds'
     if (outcome === 'processor_timeout') throw new ProcessorError('timeout', 'the simulated processor did not answer')
     const needs3ds = outcome === 'requires_3ds' || outcome === 'authenticates_then_declines'
     if (needs3ds && req.requireAuth && !req.vaulted) {

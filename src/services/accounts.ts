@@ -130,12 +130,6 @@ export function accountService(deps: { db: Db; vault: Vault }) {
     }
   }
 
-  async function webhookSecret(scope: Scope): Promise<string> {
-    const row = await accounts.findAccount(db, scope.accountId)
-    if (!row) throw new AppError('resource_missing', 'No such account')
-    return vault.decrypt(scope.livemode ? row.webhook_secret_live_enc : row.webhook_secret_test_enc)
-  }
-
   async function rollWebhookSecret(scope: Scope): Promise<string> {
     const secret = newWebhookSecret()
     await accounts.updateWebhookSecret(db, scope.accountId, scope.livemode, vault.encrypt(secret))
@@ -159,7 +153,7 @@ export function accountService(deps: { db: Db; vault: Vault }) {
 
   /** Removes an account and all of it; its keys stop working at once here, within 5 seconds elsewhere. */
   async function remove(id: string) {
-    const removed = await db.transaction((tx) => accounts.deleteAccount(tx, id))
+    const removed = await accounts.deleteAccount(db, id)
     keyCache.clear()
     if (!removed) throw notFound('account', id)
     return { id, object: 'account' as const, deleted: true as const }
@@ -169,7 +163,6 @@ export function accountService(deps: { db: Db; vault: Vault }) {
     create,
     authenticate,
     me,
-    webhookSecret,
     rollWebhookSecret,
     rollKey,
     remove,

@@ -1,7 +1,6 @@
 import { newId } from '../domain/ids.js'
 import { AppError, notFound } from '../errors.js'
-import type { CreateCustomerInput, CustomerView, UpdateCustomerInput } from '../http/schemas/customer.js'
-import { batched } from '../store/batch.js'
+import type { CreateCustomerInput, CustomerView, UpdateCustomerInput } from '../schemas/customer.js'
 import * as customers from '../store/customers.js'
 import type { Db, Queryable } from '../store/db.js'
 import type { Page, PageRequest } from '../store/list.js'
@@ -12,11 +11,6 @@ import { customerView } from './views.js'
 
 export function customerService(deps: { db: Db }) {
   const { db } = deps
-  // concurrent retrieves share a statement, and concurrent updates of different customers theirs
-  const retrieve = batched((items: { scope: Scope; id: string }[]) => customers.getCustomersWithSources(db, items))
-  const write = batched((items: customers.CustomerUpdate[]) => customers.updateCustomers(db, items), {
-    key: (u) => u.id,
-  })
 
   async function withSources(q: Queryable, rows: customers.CustomerRow[]): Promise<CustomerView[]> {
     const attached = await sources.sourcesOfCustomers(
@@ -48,7 +42,7 @@ export function customerService(deps: { db: Db }) {
   }
 
   async function get(scope: Scope, id: string): Promise<CustomerView> {
-    const found = await retrieve({ scope, id })
+    const found = await customers.getCustomerWithSources(db, scope, id)
     if (!found) throw notFound('customer', id)
     return customerView(found.customer, found.sources)
   }
@@ -65,7 +59,7 @@ export function customerService(deps: { db: Db }) {
   }
 
   async function update(scope: Scope, id: string, input: UpdateCustomerInput): Promise<CustomerView> {
-    const updated = await write({ scope, id, patch: input })
+    const updated = await customers.updateCustomer(db, scope, id, input)
     if (!updated) throw notFound('customer', id)
     return customerView(updated.customer, updated.sources)
   }

@@ -3,8 +3,9 @@ import { deliveryService } from '../notify/deliveries.js'
 import type { Processor } from '../processor/processor.js'
 import { Simulator } from '../processor/simulator.js'
 import type { Db } from '../store/db.js'
+import { purgeExpiredKeys } from '../store/idempotency.js'
 import { accountService } from './accounts.js'
-import { chargeService } from './charges.js'
+import { chargeService, type HostedPageUrl } from './charges/index.js'
 import { customerService } from './customers.js'
 import { eventService } from './events.js'
 import { checkNotifyAddress, type NotifyHostResolver } from './notify-address.js'
@@ -31,8 +32,11 @@ export interface ServiceOptions {
   notifyResolver?: NotifyHostResolver | undefined
 }
 
-/** The one place where use cases get their dependencies. */
-export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOptions }) {
+/**
+ * The one place where use cases get their dependencies. `hostedPageUrl` makes the hosted-page
+ * links of charges decided outside a request (the recovery sweep).
+ */
+export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOptions; hostedPageUrl: HostedPageUrl }) {
   const { db, vault, options } = deps
   const onQueued = options.onNotifyQueued
   const events = eventService({ db, onNotifyQueued: onQueued })
@@ -51,8 +55,10 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
       vault,
       events: events.recorder,
       processors: { test: options.testProcessor ?? new Simulator(), live: options.liveProcessor },
-      publicUrl: options.publicUrl ?? options.listenUrl,
+      hostedPageUrl: deps.hostedPageUrl,
     }),
+    /** Idempotency records are kept 24 hours; the recovery sweep purges older ones. */
+    idempotency: { purgeExpired: () => purgeExpiredKeys(db) },
   }
 }
 

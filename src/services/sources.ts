@@ -2,8 +2,7 @@ import type { Vault } from '../crypto/vault.js'
 import { cardExpired, cardProfile, luhnValid } from '../domain/card.js'
 import { idsBefore, newId } from '../domain/ids.js'
 import { AppError, invalidParams, notFound, type Violation } from '../errors.js'
-import { type CreateSourceInput, SOURCE_TYPES, type SourceView } from '../http/schemas/source.js'
-import { batched } from '../store/batch.js'
+import { type CreateSourceInput, SOURCE_TYPES, type SourceView } from '../schemas/source.js'
 import type { Db } from '../store/db.js'
 import type { Scope } from '../store/scope.js'
 import * as sources from '../store/sources.js'
@@ -16,10 +15,6 @@ export type NotifyAddressCheck = (url: string, livemode: boolean) => Promise<str
 
 export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: NotifyAddressCheck }) {
   const { db, vault } = deps
-  const insert = batched(async (items: { scope: Scope; source: sources.NewSource }[]) => {
-    const at = await sources.insertSources(db, items)
-    return items.map((i) => sources.storedSource(i.scope, i.source, at))
-  })
 
   async function create(scope: Scope, input: CreateSourceInput, idempotencyKey?: string): Promise<SourceView> {
     // a retry of a request whose process died after storing the source
@@ -54,18 +49,15 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
       cvcEnc = vault.encrypt(cvc)
     }
 
-    const row = await insert({
-      scope,
-      source: {
-        id: newId('source'),
-        type: input.type,
-        card,
-        cardNumberEnc: numberEnc,
-        cardCvcEnc: cvcEnc,
-        redirect: input.redirect ?? null,
-        owner: input.owner ?? null,
-        idempotencyKey: idempotencyKey ?? null,
-      },
+    const row = await sources.insertSource(db, scope, {
+      id: newId('source'),
+      type: input.type,
+      card,
+      cardNumberEnc: numberEnc,
+      cardCvcEnc: cvcEnc,
+      redirect: input.redirect ?? null,
+      owner: input.owner ?? null,
+      idempotencyKey: idempotencyKey ?? null,
     })
     return sourceView(row)
   }
@@ -77,22 +69,24 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
   }
 
   /**
-   * Erases the security codes kept longer than `retentionMs` since their source was made: a
-   * source never charged, or charged only after that, would otherwise keep one for good. Looks at
-   * up to 20 000 sources a call, 500 a statement, going on from where the last call stopped.
+   * Erases the card data kept longer than `retentionMs` since its source was made: every security
+   * code, and the number of a source never used and no customer's (docs/api.md, card data). A
+   * source never charged would otherwise keep them for good. Looks at up to 20 000 sources a call,
+   * 500 a statement, going on from where the last call stopped; answers how many sources it
+   * erased anything of.
    */
-  async function eraseOldSecurityCodes(retentionMs: number): Promise<number> {
+  async function eraseOldCardData(retentionMs: number): Promise<number> {
     const before = idsBefore('source', Date.now() - retentionMs)
     let erased = 0
     for (let i = 0; i < 40; i++) {
-      const batch = await sources.eraseOldSecurityCodes(db, before, 500)
-      erased += batch.erased
-      if (batch.seen < 500) break
+      const pass = await sources.eraseOldCardData(db, before, 500)
+      erased += pass.erased
+      if (pass.seen < 500) break
     }
     return erased
   }
 
-  return { create, get, eraseOldSecurityCodes }
+  return { create, get, eraseOldCardData }
 }
 
 export type SourceService = ReturnType<typeof sourceService>

@@ -1,17 +1,10 @@
-import type { CustomerView } from '../http/schemas/customer.js'
-import type { SourceView } from '../http/schemas/source.js'
+import type { CustomerView } from '../schemas/customer.js'
+import type { SourceView } from '../schemas/source.js'
 import type { CustomerRow } from '../store/customers.js'
-import type { SourceRow, SourceViewRow } from '../store/sources.js'
-
-/** An object the store found current, with the version of the rows it was made from. */
-export interface Versioned<V> {
-  id: string
-  version: string
-  view: V
-}
+import type { SourceRow } from '../store/sources.js'
 
 /** Stored rows as the API shows them; a null column is an absent field. */
-export function sourceView(row: SourceViewRow): SourceView {
+export function sourceView(row: SourceRow): SourceView {
   return {
     object: 'source',
     id: row.id,

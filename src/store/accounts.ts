@@ -95,14 +95,10 @@ export async function replaceKey(db: Queryable, accountId: string, key: NewKey, 
 }
 
 /**
- * Removes an account and everything of it. Most of its tables keep no foreign key to accounts
- * (migration 006), so each is emptied here; a charge goes before the source it was made on.
- * Refunds, notify attempts and keys follow their owners by cascade. False when no such account.
+ * Removes an account and everything of it: every table of its objects follows the account by
+ * cascade (their foreign keys, migrations/001_baseline.sql). False when no such account.
  */
 export async function deleteAccount(db: Queryable, id: string): Promise<boolean> {
-  for (const table of ['idempotency_keys', 'deliveries', 'events', 'charges', 'sources', 'customers']) {
-    await db.query(`DELETE FROM ${table} WHERE account_id = $1`, [id])
-  }
   const res = await db.query('DELETE FROM accounts WHERE id = $1', [id])
   return (res.rowCount ?? 0) > 0
 }

@@ -6,18 +6,8 @@ export interface QueryResult<R> {
 }
 
 /** What a repository needs: run one statement. Both a pool and an open transaction are this. */
-export interface QueryOptions {
-  /**
-   * A statement over the rows of a batch (store/batch.ts), joining them to the tables by key. It
-   * runs on connections of its own, where sequential scans are off: a plan is made on a
-   * connection's first execution and kept, and one made while a table was young (small enough to
-   * read whole) was kept as the table grew, every batch then reading every row.
-   */
-  batch?: boolean
-}
-
 export interface Queryable {
-  query<R = Record<string, unknown>>(sql: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<R>>
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>>
   /** several statements without parameters, for migrations */
   exec(sql: string): Promise<void>
 }
@@ -48,17 +38,6 @@ export function formatTimestamp(text: string): string {
 // Amounts are bigint columns; every amount the API accepts is a safe integer.
 const parseInt8 = (v: string) => Number(v)
 
-/** PostgreSQL's refusal to run a prepared statement whose answer's column types have changed. */
-function isStalePlan(err: unknown): boolean {
-  return (
-    (err as { code?: string }).code === '0A000' &&
-    /cached plan must not change result type/.test((err as { message?: string }).message ?? '')
-  )
-}
-
-/** Connections each process keeps, besides its pool, for the statements of batches. */
-export const BATCH_CONNECTIONS = 4
-
 export interface PostgresOptions {
   url: string
   poolSize?: number
@@ -68,22 +47,18 @@ export interface PostgresOptions {
 
 export async function openPostgres(opts: PostgresOptions): Promise<Db> {
   // Every statement is prepared once per connection and looks rows up by key or walks an index
-  // by account, so one generic plan serves every value. Left to choose, PostgreSQL planned the
-  // page of charges again in each execution, a custom plan looking cheaper to its estimates: 5%
-  // of a page's instructions (bench/pg-instructions.sh), and a plan that could change under load.
+  // by account, so one generic plan serves every value, and a plan cannot change under load.
   //
-  // No JIT compilation: a batched statement's generic plan counts on a hundred rows in its batch,
-  // and with a few hundred thousand charges the page of charges' estimate passed jit_above_cost.
-  // PostgreSQL then compiled the plan in every execution, about 10 ms for a statement that runs
-  // in well under one: list charges went from 16 000-20 000 pages a second to 2 300-2 700
-  // (bench/README.md, eighteenth round).
+  // No JIT compilation: the statements are short key lookups and index walks, and compiling a
+  // plan costs far more than running one; the estimates of a large table can still pass
+  // jit_above_cost and have PostgreSQL compile in every execution.
   const settings = ['-c TimeZone=UTC', '-c plan_cache_mode=force_generic_plan', '-c jit=off']
   if (opts.schema) settings.push(`-c search_path=${opts.schema}`)
-  const openPool = (max: number, extra: string[] = []) => {
+  const openPool = (max: number) => {
     const p = new pg.Pool({
       connectionString: opts.url,
       max,
-      options: [...settings, ...extra].join(' '),
+      options: settings.join(' '),
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
           if (oid === INT8) return parseInt8
@@ -97,8 +72,6 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
     return p
   }
   const pool = openPool(opts.poolSize ?? 10)
-  // each kind of batch has one statement in flight at a time (store/batch.ts)
-  const batchPool = openPool(BATCH_CONNECTIONS, ['-c enable_seqscan=off'])
   // Every statement is named by its text, so each connection parses and plans it once and then
   // only binds values. The texts are the store's own, so their number is bounded.
   const names = new Map<string, string>()
@@ -111,31 +84,17 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
     }
     return name
   }
-  const run = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]) => {
+  const query = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]) => {
     const res = params ? await client.query({ name: nameOf(sql), text: sql, values: params }) : await client.query(sql)
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 }
   }
-  // A migration that changes the type of a column a prepared statement answers (011) leaves the
-  // statement unusable on every connection that prepared it. It is prepared again under a new name;
-  // outside a transaction the failed execution, which did nothing, is run again at once, and a
-  // transaction is run again whole (`transaction`).
-  const query = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], inTransaction = false) => {
-    try {
-      return await run<R>(client, sql, params)
-    } catch (err) {
-      if (!params || !isStalePlan(err)) throw err
-      names.delete(sql)
-      if (inTransaction) throw err
-      return run<R>(client, sql, params)
-    }
-  }
   await pool.query('SELECT 1')
-  const transaction = async <T>(fn: (tx: Queryable) => Promise<T>, attempt = 1): Promise<T> => {
+  const transaction = async <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> => {
     const client = await pool.connect()
     try {
       await client.query('BEGIN')
       const result = await fn({
-        query: (sql, params) => query(client, sql, params, true),
+        query: (sql, params) => query(client, sql, params),
         exec: async (sql) => {
           await client.query(sql)
         },
@@ -144,20 +103,19 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
       return result
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {})
-      if (attempt === 1 && isStalePlan(err)) return transaction(fn, 2)
       throw err
     } finally {
       client.release()
     }
   }
   return {
-    query: (sql, params, options) => query(options?.batch ? batchPool : pool, sql, params),
+    query: (sql, params) => query(pool, sql, params),
     exec: async (sql) => {
       await pool.query(sql)
     },
     transaction,
     async close() {
-      await Promise.all([pool.end(), batchPool.end()])
+      await pool.end()
     },
   }
 }

@@ -69,14 +69,28 @@ export async function completeKey(
   )
 }
 
-/** After a fault of the service's own, the key is let go so that a retry runs again. */
+/**
+ * After a fault of the service's own, the key is let go so that a retry of the same request runs
+ * again; it stays bound to that request, whose first attempt may have left work for the retry to
+ * finish, so another request with the key is still a mismatch.
+ */
 export async function releaseKey(db: Queryable, scope: Scope, key: string): Promise<void> {
+  await db.query(
+    `UPDATE idempotency_keys SET locked_until = '-infinity'
+     WHERE account_id = $1 AND livemode = $2 AND key = $3 AND status_code IS NULL`,
+    [scope.accountId, scope.livemode, key],
+  )
+}
+
+/** A request refused before it changed anything does not use its key up: the key is forgotten. */
+export async function forgetKey(db: Queryable, scope: Scope, key: string): Promise<void> {
   await db.query(
     'DELETE FROM idempotency_keys WHERE account_id = $1 AND livemode = $2 AND key = $3 AND status_code IS NULL',
     [scope.accountId, scope.livemode, key],
   )
 }
 
+/** Idempotency records are kept 24 hours from when they were made. */
 export async function purgeExpiredKeys(db: Queryable): Promise<number> {
   const res = await db.query(
     `DELETE FROM idempotency_keys WHERE created_at < now() - interval '${TTL_HOURS} hours' RETURNING key`,

@@ -25,9 +25,8 @@ export function pick<R>(row: Record<string, unknown>, names: readonly string[], 
 
 /**
  * A row PostgreSQL turned into JSON (`to_json`, `json_agg`) comes back with its timestamps as
- * JSON shows them; this puts those named `…_at` in the API's form, in place. PostgreSQL's
- * `to_char` would do it at about 5 000 instructions a value, 14% of a page of charges
- * (bench/pg-instructions.sh); here it is one regular expression.
+ * JSON shows them; this puts those named `…_at` in the API's form, in place, as the driver does
+ * for the columns of a plain row (store/db.ts, formatTimestamp).
  */
 export function timestampsFromJson<R extends object>(row: R, names: readonly (keyof R & string)[]): R {
   const values = row as Record<string, unknown>

@@ -84,7 +84,6 @@ export type AppExtras = Pick<
   | 'bodyLimit'
   | 'recovery'
   | 'idempotencyLeaseSeconds'
-  | 'renderedViews'
   | 'requestTimeoutMs'
   | 'adminToken'
 >
@@ -97,10 +96,10 @@ export type AppExtras = Pick<
 export function recordingDb(db: Db, statements: string[], parameters?: unknown[][]): Db {
   return {
     ...db,
-    query: (sql, params, options) => {
+    query: (sql, params) => {
       statements.push(sql)
       parameters?.push(params ?? [])
-      return db.query(sql, params, options)
+      return db.query(sql, params)
     },
     exec: (sql) => db.exec(sql),
     transaction: (fn) => db.transaction(fn),

@@ -3,9 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError } from '../../errors.js'
+import { IdParams, withErrors } from '../../schemas/common.js'
 import type { Services } from '../../services/index.js'
 import { keyFromHeader } from '../auth.js'
-import { IdParams, withErrors } from '../schemas/common.js'
 
 /** The tag of the operations a test suite drives the service with; none of them touches live payments. */
 export const TEST_MODE_TAG = 'test-mode'

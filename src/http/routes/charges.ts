@@ -1,20 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { chargeBodyViolations } from '../../services/charges.js'
-import type { Services } from '../../services/index.js'
-import { baseUrlOf } from '../base-url.js'
-import { pageOf } from '../lists.js'
-import { listJson, type RenderedSettings, renderedObjects } from '../rendered.js'
 import {
   CaptureBody,
   Charge,
-  type ChargeView,
   CreateChargeBody,
   RefundBody,
   TestAuthorizeBody,
   VerifyBody,
   VoidBody,
-} from '../schemas/charge.js'
-import { IdParams, ListOf, ListQuery, withErrors } from '../schemas/common.js'
+} from '../../schemas/charge.js'
+import { IdParams, ListOf, ListQuery, withErrors } from '../../schemas/common.js'
+import { chargeBodyViolations } from '../../services/charges/index.js'
+import type { Services } from '../../services/index.js'
+import { pageOf } from '../lists.js'
+import { hostedPageUrlOf } from './hosted.js'
 
 const Params = IdParams('ch_id', 'ch_')
 const tags = ['charges']
@@ -22,10 +20,8 @@ const tags = ['charges']
 export const chargeRoutes: FastifyPluginAsyncTypebox<{
   services: Services
   publicUrl?: string | undefined
-  rendered: RenderedSettings
-}> = async (app, { services, publicUrl, rendered: renderedSettings }) => {
+}> = async (app, { services, publicUrl }) => {
   const charges = services.charges
-  const rendered = renderedObjects<ChargeView>(renderedSettings)
 
   app.post(
     '/v2/charges/',
@@ -43,7 +39,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
     async (req, reply) =>
       reply
         .code(201)
-        .send(await charges.create(req.caller, req.body, baseUrlOf(req, publicUrl), req.idempotencyClaim?.key)),
+        .send(await charges.create(req.caller, req.body, hostedPageUrlOf(req, publicUrl), req.idempotencyClaim?.key)),
   )
 
   app.get(
@@ -56,15 +52,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
         response: withErrors({ 200: ListOf(Charge) }),
       },
     },
-    async (req, reply) => {
-      const list = await pageOf('/v2/charges/', req.query, (page) => charges.list(req.caller, page))
-      const items = await rendered.render(
-        list.data,
-        (ids) => charges.views(req.caller, ids),
-        reply.compileSerializationSchema(Charge as unknown as Record<string, unknown>) as (view: ChargeView) => string,
-      )
-      return reply.type('application/json').send(listJson(list.next, items) as never)
-    },
+    (req) => pageOf('/v2/charges/', req.query, (page) => charges.list(req.caller, page)),
   )
 
   app.get(
@@ -130,7 +118,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
         response: withErrors({ 200: Charge }),
       },
     },
-    (req) => charges.verify(req.caller, req.params.ch_id, req.body, baseUrlOf(req, publicUrl)),
+    (req) => charges.verify(req.caller, req.params.ch_id, req.body, hostedPageUrlOf(req, publicUrl)),
   )
 
   app.post(
@@ -145,6 +133,11 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     (req) =>
-      charges.testDecide(req.caller, req.params.ch_id, req.body.decision === 'approve', baseUrlOf(req, publicUrl)),
+      charges.testDecide(
+        req.caller,
+        req.params.ch_id,
+        req.body.decision === 'approve',
+        hostedPageUrlOf(req, publicUrl),
+      ),
   )
 }

@@ -1,8 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import type { Services } from '../../services/index.js'
-import { pageOf } from '../lists.js'
-import { IdParams, ListOf, ListQuery, withErrors } from '../schemas/common.js'
+import { IdParams, ListOf, ListQuery, withErrors } from '../../schemas/common.js'
 import {
   AttachSourceBody,
   CreateCustomerBody,
@@ -10,7 +8,9 @@ import {
   DeletedCustomer,
   EmailParams,
   UpdateCustomerBody,
-} from '../schemas/customer.js'
+} from '../../schemas/customer.js'
+import type { Services } from '../../services/index.js'
+import { pageOf } from '../lists.js'
 
 const CustomerParams = IdParams('cus_id', 'cus_')
 const CustomerSourceParams = Type.Object({

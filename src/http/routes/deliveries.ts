@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { IdParams, ListOf, ListQuery, withErrors } from '../../schemas/common.js'
+import { Delivery, RedeliverBody } from '../../schemas/delivery.js'
 import type { Services } from '../../services/index.js'
 import { pageOf } from '../lists.js'
-import { IdParams, ListOf, ListQuery, withErrors } from '../schemas/common.js'
-import { Delivery, RedeliverBody } from '../schemas/delivery.js'
 
 const Params = IdParams('dlv_id', 'dlv_')
 const tags = ['deliveries']

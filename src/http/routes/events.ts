@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { IdParams, ListOf, ListQuery, withErrors } from '../../schemas/common.js'
+import { Event } from '../../schemas/event.js'
 import type { Services } from '../../services/index.js'
 import { pageOf } from '../lists.js'
-import { IdParams, ListOf, ListQuery, withErrors } from '../schemas/common.js'
-import { Event } from '../schemas/event.js'
 
 const tags = ['events']
 

@@ -1,10 +1,24 @@
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError } from '../../errors.js'
 import type { PayerStep } from '../../processor/processor.js'
+import type { HostedPageUrl } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
 import { baseUrlOf } from '../base-url.js'
+
+const HOSTED_PATH = '/v2/hosted/charges'
+
+/** The address of a charge's hosted page under `base`, opened by its token. */
+export const hostedPageUrl =
+  (base: string): HostedPageUrl =>
+  (chargeId, token) =>
+    `${base}${HOSTED_PATH}/${chargeId}?token=${token}`
+
+/** Hosted-page addresses as a request's payer reaches this service. */
+export const hostedPageUrlOf = (req: FastifyRequest, publicUrl: string | undefined) =>
+  hostedPageUrl(baseUrlOf(req, publicUrl))
 
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string)
@@ -69,24 +83,24 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
       .send(page('Payment not found', '<h1>Payment not found</h1><p>This payment link is not valid.</p>'))
 
   app.get(
-    '/v2/hosted/charges/:ch_id',
+    `${HOSTED_PATH}/:ch_id`,
     { config: { auth: 'none' }, schema: { hide: true, params: Params, querystring: Query } },
     async (req, reply) => {
       const found = await services.charges.hostedCharge(req.params.ch_id, req.query.token ?? '')
       if (!found) return notFound(reply)
-      const { row, step, accountName } = found
+      const { step, accountName } = found
       reply.type('text/html').header('content-security-policy', CSP).header('cache-control', 'no-store')
-      if (row.status !== 'pending' || !step) {
-        return page('Payment', `<h1>Payment ${escapeHtml(row.status)}</h1><p>There is nothing left to do here.</p>`)
+      if (found.status !== 'pending' || !step) {
+        return page('Payment', `<h1>Payment ${escapeHtml(found.status)}</h1><p>There is nothing left to do here.</p>`)
       }
       const t = TITLES[step]
-      const qr = step === 'qr' ? `<p class="qr">JACKDAW-QR:${escapeHtml(row.id)}</p>` : ''
+      const qr = step === 'qr' ? `<p class="qr">JACKDAW-QR:${escapeHtml(found.id)}</p>` : ''
       return page(
         t.title,
-        `<p><span class="test">${row.livemode ? '' : 'TEST MODE'}</span></p>
+        `<p><span class="test">${found.livemode ? '' : 'TEST MODE'}</span></p>
 <h1>${escapeHtml(t.title)}</h1><p>${escapeHtml(t.text)}</p>
-<p>${escapeHtml(accountName)}</p><p class="amount">${escapeHtml(formatAmount(row.amount, row.currency))}</p>${qr}
-<form method="post" action="/v2/hosted/charges/${escapeHtml(row.id)}">
+<p>${escapeHtml(accountName)}</p><p class="amount">${escapeHtml(formatAmount(found.amount, found.currency))}</p>${qr}
+<form method="post" action="${HOSTED_PATH}/${escapeHtml(found.id)}">
 <input type="hidden" name="token" value="${escapeHtml(req.query.token ?? '')}">
 <button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="decline">Decline</button>
@@ -96,7 +110,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
   )
 
   app.post(
-    '/v2/hosted/charges/:ch_id',
+    `${HOSTED_PATH}/:ch_id`,
     { config: { auth: 'none' }, schema: { hide: true, params: Params, body: Form } },
     async (req, reply) => {
       const decision = req.body.decision
@@ -113,7 +127,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
           req.params.ch_id,
           req.body.token ?? '',
           decision === 'approve',
-          baseUrlOf(req, publicUrl),
+          hostedPageUrlOf(req, publicUrl),
         )
       } catch (err) {
         // a payer's browser gets a page, never the API's JSON: an answer to a charge that is no
@@ -133,13 +147,12 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
           )
       }
       if (!done) return notFound(reply)
-      const { view, source } = done
-      const redirect = source.redirect as { success?: string; fail?: string } | null
+      const { charge: view, redirect } = done
       const target =
         view.status === 'succeeded' ? redirect?.success : view.status === 'pending' ? undefined : redirect?.fail
       if (target) return reply.redirect(target, 303)
       if (view.status === 'pending') {
-        return reply.redirect(view.source.action?.url ?? `/v2/hosted/charges/${view.id}`, 303)
+        return reply.redirect(view.source.action?.url ?? `${HOSTED_PATH}/${view.id}`, 303)
       }
       return reply
         .type('text/html')

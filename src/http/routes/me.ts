@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { Timestamp, withErrors } from '../../schemas/common.js'
 import type { Services } from '../../services/index.js'
-import { Timestamp, withErrors } from '../schemas/common.js'
 
 const Account = Type.Object({
   object: Type.Literal('account'),

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { IdParams, withErrors } from '../../schemas/common.js'
+import { CreateSourceBody, Source } from '../../schemas/source.js'
 import type { Services } from '../../services/index.js'
 import { sourceBodyViolations } from '../../services/sources.js'
-import { IdParams, withErrors } from '../schemas/common.js'
-import { CreateSourceBody, Source } from '../schemas/source.js'
 
 export const sourceRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   app.post(

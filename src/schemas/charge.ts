@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { MAX_AMOUNT } from '../../domain/money.js'
+import { MAX_AMOUNT } from '../domain/money.js'
 import { Metadata, MetadataOut, PATTERN_P, Timestamp } from './common.js'
 import { ChargeSource } from './source.js'
 

@@ -1,0 +1,243 @@
+import { hash, randomBytes } from 'node:crypto'
+import { timestampNow } from '../../domain/time.js'
+import { type PaymentRequest, type Processor, ProcessorError } from '../../processor/processor.js'
+import type { ChargeView } from '../../schemas/charge.js'
+import type { SourceType } from '../../schemas/source.js'
+import { recordAuthorizationOutcome } from '../../store/authorization-outcomes.js'
+import { type ChargePatch, type ChargeRow, settleReversal } from '../../store/charges.js'
+import type { Scope } from '../../store/scope.js'
+import type { SourceRow, SourceWithCard } from '../../store/sources.js'
+import type { AuthorizationResult, ChargeContext, HostedPageUrl, StoredAction } from './context.js'
+import { chargeView } from './views.js'
+
+const PROCESSOR_FAULT: Record<ProcessorError['kind'], string> = {
+  timeout: 'did not answer in time',
+  unavailable: 'could not be reached',
+  failed: 'could not be reached',
+  refused: 'refused the request',
+  unreachable: 'could not be reached',
+}
+
+/** A card source whose number is no longer kept (docs/api.md, card data) cannot be charged. */
+const CARD_UNAVAILABLE = {
+  code: 'card_unavailable',
+  reason: 'The card number of this source is no longer kept',
+  next_steps: 'Ask the payer for the card again and charge a new source',
+  provider_response: {},
+}
+
+/**
+ * A processor that can hold no authorization the service has not heard of: one deciding in the
+ * service's own process, or none at all.
+ */
+export const cannotHoldUnknown = (processor: Processor | undefined) =>
+  processor === undefined || processor.decidesInProcess === true
+
+/**
+ * An authorization the processor gave no answer to. One that decides in process cannot have
+ * done anything meanwhile; nor one that refused the request or was never reached, when this was
+ * the first call for the charge: then the charge is simply declined. Any other may have
+ * authorized it, so the charge fails and the authorization is reversed. `repeated`: an earlier
+ * call for the charge may have reached the processor (a repeat after a process died, a payer's
+ * answer to a step it began), so a refusal of this one says nothing of what it holds.
+ */
+export function processorFailure(processor: Processor, err: ProcessorError, repeated: boolean): AuthorizationResult {
+  const failure = {
+    code: err.kind === 'timeout' ? 'processor_timeout' : 'processor_unavailable',
+    reason: `The payment processor ${PROCESSOR_FAULT[err.kind]}`,
+    next_steps: 'Retry with a new source; nothing is taken, and any amount the processor held is released',
+    provider_response: { error: err.kind },
+  }
+  const didNothing = cannotHoldUnknown(processor) || (err.didNothing && !repeated)
+  return didNothing ? { outcome: 'declined', failure } : { outcome: 'unknown', failure }
+}
+
+function actionFor(step: StoredAction['step'], chargeId: string, token: string, url: HostedPageUrl): StoredAction {
+  if (step === 'otp') {
+    // derived one way from the token, so the confirmation id never gives away part of it
+    const confirmation = hash('sha256', `confirmation:${token}`).slice(0, 24)
+    return { type: 'verify_otp', confirmation_id: `conf_${confirmation}`, step }
+  }
+  return { type: 'redirect_to_url', url: url(chargeId, token), step }
+}
+
+/** What an authorization's result sets on its charge, and the event that says so. */
+function decision(charge: ChargeRow, result: AuthorizationResult, url: HostedPageUrl) {
+  // A decided charge keeps its page token (its action is cleared): the payer's link then shows
+  // the outcome, and a second answer there is refused as charge_not_pending, not taken as unknown.
+  if (result.outcome === 'authorized') {
+    const patch: ChargePatch = {
+      status: 'succeeded',
+      authorized: true,
+      captured: charge.capture,
+      processing: null,
+      action: null,
+      processor_ref: result.reference,
+      otp_attempts: charge.otp_attempts,
+    }
+    return { patch, eventType: 'charge.succeeded' }
+  }
+  if (result.outcome === 'action_required') {
+    const token = randomBytes(24).toString('hex')
+    const action = actionFor(result.step, charge.id, token, url)
+    const patch: ChargePatch = {
+      processing: null,
+      action: { ...action },
+      action_token: token,
+      processor_ref: result.reference,
+    }
+    return { patch, eventType: 'charge.pending' }
+  }
+  const patch: ChargePatch = {
+    status: 'failed',
+    processing: null,
+    action: null,
+    failure_data: { ...result.failure },
+    otp_attempts: charge.otp_attempts,
+    ...(result.outcome === 'declined' && result.reference ? { processor_ref: result.reference } : {}),
+  }
+  return { patch, eventType: 'charge.failed' }
+}
+
+export function authorizations(ctx: ChargeContext) {
+  const { db, vault, events } = ctx
+
+  function paymentRequest(charge: ChargeRow, source: SourceWithCard): PaymentRequest {
+    const card = source.card as { exp_month: string; exp_year: string; name: string } | null
+    const owner = source.owner as { name?: string; billing?: { name?: string } } | null
+    return {
+      chargeId: charge.id,
+      livemode: charge.livemode,
+      sourceType: source.type as SourceType,
+      amount: charge.amount,
+      currency: charge.currency,
+      requireAuth: charge.require_auth,
+      vaulted: source.vaulted,
+      bankLinked: source.bank_account !== null,
+      holderName: owner?.name || owner?.billing?.name || card?.name,
+      ...(source.card_number_enc && card
+        ? {
+            card: {
+              number: vault.decrypt(source.card_number_enc),
+              cvc: source.card_cvc_enc ? vault.decrypt(source.card_cvc_enc) : undefined,
+              expMonth: card.exp_month,
+              expYear: card.exp_year,
+            },
+          }
+        : {}),
+    }
+  }
+
+  /** Calls the processor, turning its faults into the result they stand for. */
+  async function ask<T>(processor: Processor, call: () => Promise<T>, repeated: boolean) {
+    try {
+      return await call()
+    } catch (err) {
+      if (err instanceof ProcessorError) return processorFailure(processor, err, repeated)
+      throw err
+    }
+  }
+
+  /**
+   * Records an authorization's result: the charge as decided with its operation done, its source
+   * as the processor left it, and its event, in one statement. The charge is worked out from the
+   * row in hand: the operation under way holds it, so nothing else changes it meanwhile. Card data
+   * serves the authorization only: the security code is erased once it is decided, and so is a
+   * single-use source's number (a saved card keeps it, to be charged again).
+   */
+  async function record(
+    scope: Scope,
+    charge: ChargeRow,
+    source: SourceWithCard,
+    result: AuthorizationResult,
+    url: HostedPageUrl,
+  ): Promise<ChargeView> {
+    const at = timestampNow(charge.updated_at, source.updated_at)
+    const { patch, eventType } = decision(charge, result, url)
+    const cvcCheck = result.outcome === 'unknown' ? undefined : result.cvcCheck
+    const checked = cvcCheck === 'pass' || cvcCheck === 'fail' ? cvcCheck : undefined
+    const bankAccount = result.outcome === 'authorized' ? result.bankAccount : undefined
+    const decided = result.outcome !== 'action_required'
+    const changed = checked !== undefined || bankAccount !== undefined
+    const settled: SourceRow = {
+      ...source,
+      card: checked && source.card ? { ...source.card, cvc_checked: checked } : source.card,
+      bank_account: bankAccount ? { ...bankAccount } : source.bank_account,
+      updated_at: changed ? at : source.updated_at,
+    }
+    // refunds come only after an authorization, so there are none yet
+    const view = chargeView({ ...charge, ...patch, processing: null, updated_at: at }, settled, [])
+    const event = events.prepare(scope, eventType, view, at)
+    await recordAuthorizationOutcome(db, {
+      scope,
+      chargeId: charge.id,
+      charge: patch,
+      source: {
+        id: source.id,
+        card: settled.card,
+        bankAccount: settled.bank_account,
+        eraseSecurityCode: decided,
+        eraseCardNumber: decided && !source.vaulted,
+        changed,
+      },
+      reversalOwed: result.outcome === 'unknown',
+      event,
+      at,
+    })
+    events.stored(event)
+    // the reversal is owed in the store already: the charge is answered without waiting a second
+    // call timeout for it, and a process that dies meanwhile leaves it to the recovery sweep
+    if (result.outcome === 'unknown') track(reverseUnknown(scope, charge.id))
+    return view
+  }
+
+  /**
+   * Sends a charge's authorization and records its result. A card source whose number is gone
+   * fails the charge without a call: no processor is ever asked to charge a card it is not given.
+   */
+  async function authorize(
+    scope: Scope,
+    charge: ChargeRow,
+    source: SourceWithCard,
+    url: HostedPageUrl,
+    repeated: boolean,
+  ): Promise<ChargeView> {
+    const processor = ctx.processorFor(scope.livemode)
+    const result: AuthorizationResult =
+      source.type === 'card' && !source.card_number_enc
+        ? { outcome: 'declined', failure: CARD_UNAVAILABLE }
+        : await ask(processor, () => processor.authorize(paymentRequest(charge, source)), repeated)
+    return record(scope, charge, source, result, url)
+  }
+
+  /** Reversals sent in the background, for `waitForReversals`. */
+  const reversing = new Set<Promise<void>>()
+  function track(reversal: Promise<void>): void {
+    reversing.add(reversal)
+    void reversal.finally(() => reversing.delete(reversal))
+  }
+
+  /** Waits for the reversals under way: a closing app lets them finish rather than cut them off. */
+  async function waitForReversals(): Promise<void> {
+    while (reversing.size > 0) await Promise.all(reversing)
+  }
+
+  /**
+   * Asks the processor to cancel whatever it authorized for a charge whose authorization's outcome
+   * is unknown, and records that nothing is held when it says so. Until then the reversal stays
+   * owed and the recovery sweep asks again. Never throws: the charge's answer is already decided
+   * and stored, and a reversal that went wrong is only one to ask for again.
+   */
+  async function reverseUnknown(scope: Scope, chargeId: string): Promise<void> {
+    try {
+      const outcome = await ctx.processorFor(scope.livemode).reverse(chargeId)
+      if (outcome?.outcome === 'succeeded') await settleReversal(db, chargeId)
+    } catch {
+      // owed still: the sweep asks again
+    }
+  }
+
+  return { paymentRequest, ask, record, authorize, reverseUnknown, waitForReversals }
+}
+
+export type Authorizations = ReturnType<typeof authorizations>

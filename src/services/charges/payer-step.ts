@@ -1,0 +1,188 @@
+import { timingSafeEqualText } from '../../crypto/vault.js'
+import { isAwaitingPayer } from '../../domain/charge-state.js'
+import { AppError, notFound } from '../../errors.js'
+import { type PayerAnswer, type PayerStep, ProcessorError } from '../../processor/processor.js'
+import type { ChargeView } from '../../schemas/charge.js'
+import { findAccount } from '../../store/accounts.js'
+import { type ChargeRow, getChargeById, patchCharge } from '../../store/charges.js'
+import type { Scope } from '../../store/scope.js'
+import { getSourceWithCard, type SourceWithCard } from '../../store/sources.js'
+import { type Authorizations, processorFailure } from './authorization.js'
+import type { CaptureAndVoid } from './capture-void.js'
+import type { AuthorizationResult, ChargeContext, HostedPageUrl, StoredAction } from './context.js'
+
+const MAX_OTP_ATTEMPTS = 3
+
+/** What the hosted page shows of a charge. */
+export interface HostedChargeView {
+  id: string
+  status: ChargeView['status']
+  livemode: boolean
+  amount: number
+  currency: string
+  accountName: string
+  /** the step the payer has to take; absent once the charge is decided */
+  step?: PayerStep | undefined
+}
+
+/** Where a payer's browser goes once the hosted page is answered. */
+export interface HostedAnswer {
+  charge: ChargeView
+  redirect: { success?: string; fail?: string } | null
+}
+
+const otpAttemptsExceeded = (attempts: number): AuthorizationResult => ({
+  outcome: 'declined',
+  failure: {
+    code: 'otp_attempts_exceeded',
+    reason: `The one-time password was wrong ${attempts} times`,
+    next_steps: 'Start a new payment',
+    provider_response: {},
+  },
+})
+
+function hostedStepOnly(action: StoredAction) {
+  if (action.step === 'otp') {
+    throw new AppError('charge_not_pending', 'This charge waits for an OTP: use POST /v2/charges/:id/verify')
+  }
+}
+
+export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations: CaptureAndVoid) {
+  const { db } = ctx
+
+  /**
+   * The payer's answer to a pending charge: from the hosted page, the test-mode endpoint or the
+   * OTP step. `authorizeStep` checks that the answer fits the step the charge waits for.
+   */
+  async function answer(
+    scope: Scope,
+    id: string,
+    payer: PayerAnswer,
+    authorizeStep: (c: ChargeRow, action: StoredAction) => void,
+    url: HostedPageUrl,
+  ): Promise<ChargeView> {
+    const { row } = await operations.begin(
+      scope,
+      id,
+      'authorize',
+      (c) => {
+        if (c.status === 'pending' && c.processing) {
+          throw new AppError('charge_not_pending', 'An answer to this charge is already being processed')
+        }
+        if (!isAwaitingPayer(c) || !c.action) {
+          throw new AppError('charge_not_pending', `A ${c.status} charge is not waiting for the payer`)
+        }
+        authorizeStep(c, c.action as unknown as StoredAction)
+      },
+      undefined,
+    )
+    const action = row.action as unknown as StoredAction
+    const source = (await getSourceWithCard(db, scope, row.source_id)) as SourceWithCard
+    const processor = ctx.processorFor(scope.livemode)
+    let result: AuthorizationResult | { outcome: 'otp_invalid' }
+    try {
+      result = await processor.completeStep(
+        auth.paymentRequest(row, source),
+        row.processor_ref ?? '',
+        action.step,
+        payer,
+      )
+    } catch (err) {
+      if (!(err instanceof ProcessorError)) {
+        await patchCharge(db, id, { processing: null })
+        throw err
+      }
+      result = processorFailure(processor, err, true)
+    }
+    if (result.outcome !== 'otp_invalid') return auth.record(scope, row, source, result, url)
+    const attempts = row.otp_attempts + 1
+    if (attempts >= MAX_OTP_ATTEMPTS) {
+      return auth.record(scope, { ...row, otp_attempts: attempts }, source, otpAttemptsExceeded(attempts), url)
+    }
+    await patchCharge(db, id, { processing: null, otp_attempts: attempts })
+    throw new AppError(
+      'otp_invalid',
+      `The one-time password is not correct; ${MAX_OTP_ATTEMPTS - attempts} tries left`,
+      {
+        param: 'otp',
+      },
+    )
+  }
+
+  async function verify(
+    scope: Scope,
+    id: string,
+    input: { confirmation_id: string; otp: string },
+    url: HostedPageUrl,
+  ): Promise<ChargeView> {
+    return answer(
+      scope,
+      id,
+      { otp: input.otp },
+      (_c, action) => {
+        if (action.step !== 'otp') {
+          throw new AppError('charge_not_verifiable', 'This charge waits for the payer at a hosted page, not an OTP')
+        }
+        if (action.confirmation_id !== input.confirmation_id) {
+          throw new AppError('confirmation_id_invalid', 'confirmation_id does not match the charge', {
+            param: 'confirmation_id',
+          })
+        }
+      },
+      url,
+    )
+  }
+
+  /** Test mode only: moves a charge past its hosted page as if the payer had answered there. */
+  async function testDecide(scope: Scope, id: string, approve: boolean, url: HostedPageUrl): Promise<ChargeView> {
+    if (scope.livemode) throw new AppError('test_mode_only', 'This endpoint works with test keys only')
+    return answer(scope, id, { approve }, (_c, action) => hostedStepOnly(action), url)
+  }
+
+  /** The charge a hosted-page link names, when its token opens it; never found by an API key. */
+  async function openedBy(id: string, token: string): Promise<ChargeRow | undefined> {
+    const row = await getChargeById(db, id)
+    if (!row?.action_token || !timingSafeEqualText(row.action_token, token)) return undefined
+    return row
+  }
+
+  async function hostedCharge(id: string, token: string): Promise<HostedChargeView | undefined> {
+    const row = await openedBy(id, token)
+    if (!row) return undefined
+    const account = await findAccount(db, row.account_id)
+    return {
+      id: row.id,
+      status: row.status,
+      livemode: row.livemode,
+      amount: row.amount,
+      currency: row.currency,
+      accountName: account?.name ?? '',
+      step: (row.action as unknown as StoredAction | null)?.step,
+    }
+  }
+
+  async function hostedAnswer(
+    id: string,
+    token: string,
+    approve: boolean,
+    url: HostedPageUrl,
+  ): Promise<HostedAnswer | undefined> {
+    const row = await openedBy(id, token)
+    if (!row) return undefined
+    const scope = { accountId: row.account_id, livemode: row.livemode }
+    const charge = await answer(
+      scope,
+      id,
+      { approve },
+      (c, action) => {
+        // the token could have been replaced since the page was found
+        if (c.action_token !== token) throw notFound('charge', id)
+        hostedStepOnly(action)
+      },
+      url,
+    )
+    return { charge, redirect: charge.source.redirect ?? null }
+  }
+
+  return { verify, testDecide, hostedCharge, hostedAnswer }
+}

@@ -1,0 +1,81 @@
+import { notFound } from '../../errors.js'
+import type { ChargeView, RefundView } from '../../schemas/charge.js'
+import { detailsOf, listChargesWithDetails } from '../../store/charge-views.js'
+import { type ChargeRow, getCharge } from '../../store/charges.js'
+import type { Db, Queryable } from '../../store/db.js'
+import type { Page, PageRequest } from '../../store/list.js'
+import type { RefundRow } from '../../store/refunds.js'
+import type { Scope } from '../../store/scope.js'
+import type { SourceRow } from '../../store/sources.js'
+import { sourceView } from '../views.js'
+import type { StoredAction } from './context.js'
+
+export function refundView(r: RefundRow): RefundView {
+  return {
+    object: 'refund',
+    id: r.id,
+    amount: r.amount,
+    currency: r.currency,
+    reason: r.reason,
+    status: r.status,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  }
+}
+
+/** A charge as the API shows it: its source with the charge's step for the payer, and its refunds. */
+export function chargeView(c: ChargeRow, source: SourceRow, refunds: RefundRow[]): ChargeView {
+  const action = c.action as StoredAction | null
+  return {
+    object: 'charge',
+    id: c.id,
+    amount: c.amount,
+    amount_refunded: c.amount_refunded,
+    authorized: c.authorized,
+    captured: c.captured,
+    currency: c.currency,
+    statement_descriptor: c.statement_descriptor,
+    description: c.description,
+    source: {
+      ...sourceView(source),
+      require_auth: c.require_auth,
+      ...(action
+        ? {
+            action: {
+              type: action.type,
+              ...(action.url ? { url: action.url } : {}),
+              ...(action.confirmation_id ? { confirmation_id: action.confirmation_id } : {}),
+            },
+          }
+        : {}),
+    },
+    refunds: refunds.map(refundView),
+    status: c.status,
+    livemode: c.livemode,
+    created_at: c.created_at,
+    updated_at: c.updated_at,
+    metadata: c.metadata as ChargeView['metadata'],
+    ...(c.failure_data ? { failure_data: c.failure_data as ChargeView['failure_data'] } : {}),
+  }
+}
+
+/** The view of a charge as stored now, its source and refunds read with `q`. */
+export async function loadView(q: Queryable, row: ChargeRow): Promise<ChargeView> {
+  const { source, refunds } = await detailsOf(q, row)
+  return chargeView(row, source, refunds)
+}
+
+export function chargeViews(db: Db) {
+  async function get(scope: Scope, id: string): Promise<ChargeView> {
+    const row = await getCharge(db, scope, id)
+    if (!row) throw notFound('charge', id)
+    return loadView(db, row)
+  }
+
+  async function list(scope: Scope, page: PageRequest): Promise<Page<ChargeView>> {
+    const found = await listChargesWithDetails(db, scope, page)
+    return { rows: found.rows.map((d) => chargeView(d.charge, d.source, d.refunds)), hasMore: found.hasMore }
+  }
+
+  return { get, list }
+}

@@ -1,0 +1,78 @@
+import type { Queryable } from './db.js'
+
+export interface RefundRow {
+  id: string
+  charge_id: string
+  amount: number
+  currency: string
+  reason: string
+  status: 'pending' | 'succeeded' | 'failed'
+  created_at: string
+  updated_at: string
+}
+
+/** The columns of a refund's row, named here only. */
+export const REFUND_COLUMNS = [
+  'id',
+  'charge_id',
+  'amount',
+  'currency',
+  'reason',
+  'status',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof RefundRow)[]
+
+const SELECT = REFUND_COLUMNS.join(', ')
+
+export async function insertRefund(
+  db: Queryable,
+  r: {
+    id: string
+    charge_id: string
+    amount: number
+    currency: string
+    reason: string
+    idempotency_key: string | null
+  },
+): Promise<RefundRow> {
+  const res = await db.query<RefundRow>(
+    `INSERT INTO refunds (id, charge_id, amount, currency, reason, status, idempotency_key)
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6) RETURNING ${SELECT}`,
+    [r.id, r.charge_id, r.amount, r.currency, r.reason, r.idempotency_key],
+  )
+  return res.rows[0] as RefundRow
+}
+
+/** The refund a request with this Idempotency-Key recorded, if its first attempt got that far. */
+export async function getRefundByKey(db: Queryable, chargeId: string, key: string): Promise<RefundRow | undefined> {
+  const res = await db.query<RefundRow>(
+    `SELECT ${SELECT} FROM refunds WHERE charge_id = $1 AND idempotency_key = $2
+       AND created_at > now() - interval '24 hours'
+     ORDER BY id DESC LIMIT 1`,
+    [chargeId, key],
+  )
+  return res.rows[0]
+}
+
+/** Settles a pending refund; false if it was settled already (by a recovery sweep, say). */
+export async function setRefundStatus(db: Queryable, id: string, status: RefundRow['status']): Promise<boolean> {
+  const res = await db.query(
+    "UPDATE refunds SET status = $2, updated_at = now() WHERE id = $1 AND status = 'pending' RETURNING id",
+    [id, status],
+  )
+  return res.rows.length > 0
+}
+
+/** Claims refunds pending longer than `graceMs`, one sweeper each. */
+export async function claimPendingRefunds(db: Queryable, graceMs: number, limit = 20): Promise<RefundRow[]> {
+  const res = await db.query<RefundRow>(
+    `UPDATE refunds SET updated_at = now() WHERE id IN (
+       SELECT id FROM refunds
+       WHERE status = 'pending' AND updated_at < now() - $1 * interval '1 millisecond'
+       ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     RETURNING ${SELECT}`,
+    [graceMs, limit],
+  )
+  return res.rows
+}

@@ -1,0 +1,41 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { ERROR_CATALOG } from '../src/errors.js'
+
+/** docs/api.md is the users' description of the interface: its error-code table must be the catalog. */
+const doc = readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8')
+
+/** Each code of the table with the status its row gives it: `400`, or `5xx` with `(502)` after the code. */
+function documentedStatuses(): Map<string, number> {
+  const lines = doc.split('\n')
+  const start = lines.findIndex((l) => /^\| status \| codes \|$/.test(l))
+  expect(start).toBeGreaterThan(-1)
+  const codes = new Map<string, number>()
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break
+    const [, status = '', text = ''] = line.split('|').map((c) => c.trim())
+    for (const m of text.matchAll(/`([a-z_]+)`(?: \((\d{3})\))?/g)) {
+      const code = m[1] as string
+      // a code's own type or setting named in the row is not a code
+      if (code === 'card_error' || /^[A-Z]/.test(code)) continue
+      codes.set(code, Number(m[2] ?? status))
+    }
+  }
+  return codes
+}
+
+describe('docs/api.md', () => {
+  it('lists every error code of the catalog with its status, and no other', () => {
+    const documented = documentedStatuses()
+    const catalog = new Map(Object.entries(ERROR_CATALOG).map(([code, e]) => [code, e.status as number]))
+    expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(catalog))
+  })
+
+  it('describes the interface inside the repository: it links to nothing outside it', () => {
+    for (const m of doc.matchAll(/\]\(([^)]+)\)|`(\.\.\/[^`]+)`/g)) {
+      const target = m[1] ?? m[2] ?? ''
+      if (/^https?:/.test(target)) continue
+      expect(target).not.toMatch(/^\.\.\//)
+    }
+  })
+})
