@@ -26,6 +26,7 @@ import { eventRoutes } from './http/routes/events.js'
 import { hostedPageUrl, hostedRoutes } from './http/routes/hosted.js'
 import { meRoutes } from './http/routes/me.js'
 import { sourceRoutes } from './http/routes/sources.js'
+import { testClockRoutes } from './http/routes/test-clock.js'
 import { validationError, validatorCompiler } from './http/validation.js'
 import { type DeliveryWorker, type DeliveryWorkerSettings, startDeliveryWorker } from './notify/worker.js'
 import { buildServices, type ServiceOptions, type Services } from './services/index.js'
@@ -376,6 +377,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(chargeRoutes, { services, publicUrl: options.publicUrl })
     await api.register(eventRoutes, { services })
     await api.register(deliveryRoutes, { services })
+    await api.register(testClockRoutes, { services })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
   await app.register(accountRoutes, { services, adminToken: deps.adminToken })

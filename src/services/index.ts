@@ -10,6 +10,7 @@ import { customerService } from './customers.js'
 import { eventService } from './events.js'
 import { checkNotifyAddress, type NotifyHostResolver } from './notify-address.js'
 import { sourceService } from './sources.js'
+import { testClockService } from './test-clock.js'
 
 export interface ServiceOptions {
   /** the address payers reach this service at, for hosted pages */
@@ -57,6 +58,7 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
       processors: { test: options.testProcessor ?? new Simulator(), live: options.liveProcessor },
       hostedPageUrl: deps.hostedPageUrl,
     }),
+    testClock: testClockService({ db }),
     /** Idempotency records are kept 24 hours; the recovery sweep purges older ones. */
     idempotency: { purgeExpired: () => purgeExpiredKeys(db) },
   }
