@@ -211,6 +211,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
 
   let worker: DeliveryWorker | undefined
   const options: ServiceOptions = { ...deps.options }
+  let sweepAtOnce: (() => void) | undefined
+  const outerClock = options.onTestClockAdvanced
+  options.onTestClockAdvanced = () => {
+    outerClock?.()
+    sweepAtOnce?.()
+  }
   if (deps.notify) {
     const outer = options.onNotifyQueued
     options.onNotifyQueued = () => {
@@ -402,6 +408,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
       ]).finally(() => {
         if (timer) timer.refresh()
       })
+      return running
+    }
+    // an advanced test clock may have made charges overdue: they are swept now, after any sweep under way
+    sweepAtOnce = () => {
+      running = running.then(() => timer && sweep())
     }
     app.addHook('onReady', async () => {
       timer = setTimeout(sweep, recovery.intervalMs)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Client, client, type TestApp, testApp } from './helpers/app.js'
+import { type Client, cardSource, client, type Json, REDIRECT, type TestApp, testApp } from './helpers/app.js'
 
 let t: TestApp
 /** a second account on the same store */
@@ -80,5 +80,41 @@ describe('the test clock', () => {
     expect(advance.tags).toEqual(['test-mode'])
     const schema = advance.requestBody.content['application/json'].schema
     expect(schema.properties.seconds).toMatchObject({ minimum: 1, maximum: 31_536_000 })
+  })
+})
+
+describe('payer timeouts on the test clock', () => {
+  it("fail an account's waiting charges once its clock passes the timeout, at once, and no other account's", async () => {
+    // a day's payer timeout, swept every minute: only the advance can make the sweep act in time
+    const app = await testApp({}, { recovery: { intervalMs: 60_000, graceMs: 30_000, payerTimeoutMs: 86_400_000 } })
+    try {
+      const waiting = async (c: Client) => {
+        const src = await c.post('/v2/sources/', { ...cardSource({ number: '4000000000003220' }), redirect: REDIRECT })
+        const ch = await c.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id })
+        expect(ch.body.status).toBe('pending')
+        return ch.body.id as string
+      }
+      const mine = await waiting(app.sk)
+      const bystander = client(app.app, (await app.app.services.accounts.create('Bystander')).sk_test_key)
+      const theirs = await waiting(bystander)
+
+      // an hour short of the timeout: nothing fails
+      await app.sk.post('/v2/test/clock/advance', { seconds: 86_400 - 3600 })
+      await new Promise((r) => setTimeout(r, 1000))
+      expect((await app.sk.get(`/v2/charges/${mine}`)).body.status).toBe('pending')
+
+      await app.sk.post('/v2/test/clock/advance', { seconds: 7200 })
+      let charge = (await app.sk.get(`/v2/charges/${mine}`)).body
+      for (let i = 0; i < 20 && charge.status === 'pending'; i++) {
+        await new Promise((r) => setTimeout(r, 50))
+        charge = (await app.sk.get(`/v2/charges/${mine}`)).body
+      }
+      expect(charge).toMatchObject({ status: 'failed', failure_data: { code: 'payment_expired' } })
+      const events = (await app.sk.get('/v2/events/?limit=100')).body.data
+      expect(events.some((e: Json) => e.type === 'charge.failed' && e.data.object.id === mine)).toBe(true)
+      expect((await bystander.get(`/v2/charges/${theirs}`)).body.status).toBe('pending')
+    } finally {
+      await app.close()
+    }
   })
 })

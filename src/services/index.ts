@@ -29,6 +29,8 @@ export interface ServiceOptions {
    * rather than at its next poll; may run before the queueing transaction commits
    */
   onNotifyQueued?: (() => void) | undefined
+  /** called when an account's test clock moves forward, so that the recovery sweep can run at once */
+  onTestClockAdvanced?: (() => void) | undefined
   /** how the hosts of live notify addresses are resolved; the system's name servers unless given */
   notifyResolver?: NotifyHostResolver | undefined
 }
@@ -58,7 +60,7 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
       processors: { test: options.testProcessor ?? new Simulator(), live: options.liveProcessor },
       hostedPageUrl: deps.hostedPageUrl,
     }),
-    testClock: testClockService({ db }),
+    testClock: testClockService({ db, onAdvanced: () => options.onTestClockAdvanced?.() }),
     /** Idempotency records are kept 24 hours; the recovery sweep purges older ones. */
     idempotency: { purgeExpired: () => purgeExpiredKeys(db) },
   }

@@ -20,10 +20,11 @@ function timestampAt(ms: number): string {
 
 /**
  * Each account's test clock: its test-mode time, which runs with the real time and is moved
- * forward by advance, never back. Live mode has none: its operations answer as if they did not
+ * forward by advance, never back. `onAdvanced` is told of each advance (the recovery sweep then
+ * runs at once rather than at its next interval). Live mode has none: its operations answer as if they did not
  * exist.
  */
-export function testClockService(deps: { db: Db }) {
+export function testClockService(deps: { db: Db; onAdvanced?: (() => void) | undefined }) {
   const { db } = deps
 
   function testModeOnly(scope: Scope, route: string) {
@@ -42,7 +43,9 @@ export function testClockService(deps: { db: Db }) {
     },
     async advance(scope: Scope, seconds: number): Promise<TestClock> {
       testModeOnly(scope, 'POST /v2/test/clock/advance')
-      return clockOf(await advanceTestClock(db, scope.accountId, seconds))
+      const clock = clockOf(await advanceTestClock(db, scope.accountId, seconds))
+      deps.onAdvanced?.()
+      return clock
     },
   }
 }
