@@ -19,6 +19,8 @@ export interface StartOptions {
   accountName?: string
   /** seconds between notify attempts after a failed one; a second each unless told */
   notifySchedule?: number[]
+  /** the operator's token, so that the suite may make and remove accounts (POST /v2/accounts) */
+  adminToken?: string
 }
 
 /** An answer of the API: its status and its parsed JSON body. */
@@ -98,6 +100,7 @@ export async function startJackdaw(options: StartOptions = {}): Promise<RunningJ
       concurrency: 5,
     },
     recovery: { intervalMs: 1_000, graceMs: 30_000 },
+    adminToken: options.adminToken,
   })
   try {
     await app.listen({ port: 0, host: '127.0.0.1' })
