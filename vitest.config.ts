@@ -1,8 +1,11 @@
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
+  // jackdaw/testing from its source, as tsconfig.json resolves it
+  resolve: { conditions: ['jackdaw-source'] },
+  ssr: { resolve: { conditions: ['jackdaw-source'] } },
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     // one PostgreSQL for the run, and a template database each test's database is cloned from
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,

@@ -21,6 +21,7 @@ import { type AuthFailureSettings, authFailureCounter } from './http/auth-failur
 import { DOCS_CSP, DOCS_PREFIX, setResponseHeaders } from './http/headers.js'
 import { registerIdempotency } from './http/idempotency.js'
 import { rateLimitKey } from './http/rate-key.js'
+import { accountRoutes } from './http/routes/accounts.js'
 import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
 import { dashboardRoutes } from './http/routes/dashboard.js'
@@ -34,6 +35,7 @@ import { eventRoutes } from './http/routes/events.js'
 import { hostedPageUrl, hostedRoutes } from './http/routes/hosted.js'
 import { meRoutes } from './http/routes/me.js'
 import { sourceRoutes } from './http/routes/sources.js'
+import { testClockRoutes } from './http/routes/test-clock.js'
 import { validationError, validatorCompiler } from './http/validation.js'
 import { type DeliveryWorker, type DeliveryWorkerSettings, startDeliveryWorker } from './notify/worker.js'
 import { buildServices, type ServiceOptions, type Services } from './services/index.js'
@@ -88,6 +90,8 @@ export interface AppDeps {
   trustProxy?: string | undefined
   /** how open event streams look for new events; DEFAULT_EVENT_STREAM_POLL_MS when absent */
   eventStream?: EventStreamSettings | undefined
+  /** the operator's token for POST and DELETE /v2/accounts; absent, those answer 404 */
+  adminToken?: string | undefined
 }
 
 export interface RateLimitSettings {
@@ -115,7 +119,8 @@ function describeHeaders(doc: OpenApiDocument, optionalBodies: ReadonlySet<strin
   for (const [path, operations] of Object.entries(doc.paths ?? {})) {
     for (const [method, op] of Object.entries(operations)) {
       if (op.requestBody && optionalBodies.has(`${method} ${path}`)) op.requestBody.required = false
-      if (method === 'post' && path.startsWith('/v2/') && !path.startsWith('/v2/hosted/')) {
+      // accounts are made by the operator's token, outside any account's idempotency keys
+      if (method === 'post' && path.startsWith('/v2/') && !path.startsWith('/v2/hosted/') && path !== '/v2/accounts') {
         op.parameters = [
           ...(op.parameters ?? []),
           {
@@ -220,6 +225,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
 
   let worker: DeliveryWorker | undefined
   const options: ServiceOptions = { ...deps.options }
+  let sweepAtOnce: (() => void) | undefined
+  const outerClock = options.onTestClockAdvanced
+  options.onTestClockAdvanced = () => {
+    outerClock?.()
+    sweepAtOnce?.()
+  }
   if (deps.notify) {
     const outer = options.onNotifyQueued
     options.onNotifyQueued = () => {
@@ -395,9 +406,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
       settings: deps.eventStream ?? { pollMs: DEFAULT_EVENT_STREAM_POLL_MS },
     })
     await api.register(deliveryRoutes, { services })
+    await api.register(testClockRoutes, { services })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
   await app.register(dashboardRoutes)
+  await app.register(accountRoutes, { services, adminToken: deps.adminToken })
   app.addHook('onClose', () => services.charges.waitForReversals())
 
   const recovery = deps.recovery
@@ -419,6 +432,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
       ]).finally(() => {
         if (timer) timer.refresh()
       })
+      return running
+    }
+    // an advanced test clock may have made charges overdue: they are swept now, after any sweep under way
+    sweepAtOnce = () => {
+      running = running.then(() => timer && sweep())
     }
     app.addHook('onReady', async () => {
       timer = setTimeout(sweep, recovery.intervalMs)

@@ -27,6 +27,8 @@ const ConfigSchema = Type.Object({
   /** a live-mode processor reached over HTTP; live charges are refused without one */
   JACKDAW_LIVE_PROCESSOR_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   JACKDAW_LIVE_PROCESSOR_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  /** the operator's token for POST and DELETE /v2/accounts; generated into the data directory for the embedded store when absent */
+  JACKDAW_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   /** comma-separated seconds between notify attempts */
   JACKDAW_NOTIFY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\d+(\\.\\d+)?(,\\d+(\\.\\d+)?)*$' })),
   JACKDAW_NOTIFY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 10000 }),
@@ -119,7 +121,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
 }
 
 /** Settings that are secrets: a refused one is named, never printed. */
-const SECRET_SETTINGS = new Set(['JACKDAW_ENCRYPTION_KEY', 'JACKDAW_LIVE_PROCESSOR_SECRET'])
+const SECRET_SETTINGS = new Set(['JACKDAW_ENCRYPTION_KEY', 'JACKDAW_LIVE_PROCESSOR_SECRET', 'JACKDAW_ADMIN_TOKEN'])
 
 /** A refused setting as the start-up error prints it: no secret, and no password of an address. */
 function shown(name: string, value: string): string {

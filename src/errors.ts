@@ -28,6 +28,7 @@ export const ERROR_CATALOG = {
   // 401, 403
   authentication_required: { status: 401, type: 'authentication_error' },
   api_key_invalid: { status: 401, type: 'authentication_error' },
+  admin_token_invalid: { status: 401, type: 'authentication_error' },
   secret_key_required: { status: 403, type: 'permission_error' },
   // 404
   resource_missing: { status: 404, type: 'not_found_error' },

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis'
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino'
 import { createApp } from './app.js'
 import { type Config, ConfigError, notifyAllowList, parseConfig } from './config.js'
+import { randomHex } from './crypto/random.js'
 import { loadOrCreateKeyFile } from './crypto/vault.js'
 import { withoutCardNumbers } from './errors.js'
 import { notifyWorkerSettings } from './notify/worker.js'
@@ -130,7 +131,32 @@ async function defaultAccount(config: Config, store: Store): Promise<TestKeys | 
   return keys
 }
 
-function banner(config: Config, address: string, store: Store, keys: TestKeys | undefined, workers: number): string {
+/**
+ * The operator's token for POST and DELETE /v2/accounts: JACKDAW_ADMIN_TOKEN, or on the embedded
+ * store one made at the first start and kept beside the test keys, encrypted with the store's key,
+ * so that every start can print it. `kept` says it came from the data directory.
+ */
+export function adminTokenOf(config: Config, store: Store): { token: string; kept: boolean } | undefined {
+  if (config.JACKDAW_ADMIN_TOKEN) return { token: config.JACKDAW_ADMIN_TOKEN, kept: false }
+  if (config.DATABASE_URL) return undefined
+  const file = path.join(config.JACKDAW_DATA_DIR, 'admin-token.json')
+  if (existsSync(file)) {
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as { admin_token_enc: string }
+    return { token: store.vault.decrypt(kept.admin_token_enc), kept: true }
+  }
+  const token = `jdadm_${randomHex(24)}`
+  writeFileSync(file, `${JSON.stringify({ admin_token_enc: store.vault.encrypt(token) }, null, 2)}\n`, { mode: 0o600 })
+  return { token, kept: true }
+}
+
+function banner(
+  config: Config,
+  address: string,
+  store: Store,
+  keys: TestKeys | undefined,
+  workers: number,
+  admin?: { token: string; kept: boolean },
+): string {
   const server = store.embedded
   const lines = [
     `Jackdaw listening on ${address}${workers > 1 ? ` (${workers} processes)` : ''}`,
@@ -147,6 +173,7 @@ function banner(config: Config, address: string, store: Store, keys: TestKeys | 
   if (keys) {
     lines.push(`  test secret key: ${keys.sk_test_key}`, `  test public key: ${keys.pk_test_key}`)
     lines.push(`  try: curl -u ${keys.sk_test_key}: ${address}/v2/me`)
+    if (admin?.kept) lines.push(`  admin token (POST /v2/accounts): ${admin.token}`)
   } else {
     lines.push('  keys: `jackdaw account create --name NAME` makes an account and prints its keys')
   }
@@ -170,6 +197,7 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
   const liveProcessor = liveProcessorOf(config)
   const store = await openStore(config, { onServerLost: serverLost(logger) })
   const keys = opts.quiet ? undefined : await defaultAccount(config, store)
+  const admin = adminTokenOf(config, store)
   // commands fail at once while Redis is down: the rate limit then lets requests through, and
   // unknown keys are counted by each process alone
   const redis = config.REDIS_URL
@@ -202,9 +230,10 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
       cardDataRetentionMs: config.JACKDAW_SECURITY_CODE_RETENTION_SECONDS * 1000,
     },
     idempotencyLeaseSeconds: config.JACKDAW_IDEMPOTENCY_LEASE_SECONDS,
+    adminToken: admin?.token,
   })
   const address = await app.listen({ port: config.PORT, host: config.HOST })
-  if (!opts.quiet) process.stdout.write(banner(config, address, store, keys, 1))
+  if (!opts.quiet) process.stdout.write(banner(config, address, store, keys, 1, admin))
 
   let closing = false
   const shutdown = async (signal: string) => {
@@ -252,9 +281,11 @@ export async function serveCluster(config: Config, workers: number) {
     liveProcessorOf(config)
     const store = await openStore(config, { onServerLost: serverLost(makeLogger(config)) })
     const keys = await defaultAccount(config, store)
+    const admin = adminTokenOf(config, store)
     const workerEnv = store.embedded
       ? {
           DATABASE_URL: store.embedded.url,
+          JACKDAW_ADMIN_TOKEN: admin?.token,
           JACKDAW_ENCRYPTION_KEY:
             config.JACKDAW_ENCRYPTION_KEY ?? loadOrCreateKeyFile(config.JACKDAW_DATA_DIR).toString('base64'),
         }
@@ -272,7 +303,7 @@ export async function serveCluster(config: Config, workers: number) {
       if (!announced && listening >= workers) {
         announced = true
         const host = addr.address && addr.address !== '::' ? addr.address : config.HOST
-        process.stdout.write(banner(config, `http://${host}:${addr.port}`, store, keys, workers))
+        process.stdout.write(banner(config, `http://${host}:${addr.port}`, store, keys, workers, admin))
       }
     })
     cluster.on('exit', (worker, code, signal) => {

@@ -1,7 +1,7 @@
 import type { Vault } from '../crypto/vault.js'
 import { newId } from '../domain/ids.js'
 import { hashApiKey, type KeyKind, keyHint, newApiKey, newWebhookSecret, parseApiKey } from '../domain/keys.js'
-import { AppError } from '../errors.js'
+import { AppError, notFound } from '../errors.js'
 import * as accounts from '../store/accounts.js'
 import type { Db } from '../store/db.js'
 import type { Scope } from '../store/scope.js'
@@ -151,7 +151,23 @@ export function accountService(deps: { db: Db; vault: Vault }) {
     return key
   }
 
-  return { create, authenticate, me, rollWebhookSecret, rollKey, first: () => accounts.firstAccount(db) }
+  /** Removes an account and all of it; its keys stop working at once here, within 5 seconds elsewhere. */
+  async function remove(id: string) {
+    const removed = await accounts.deleteAccount(db, id)
+    keyCache.clear()
+    if (!removed) throw notFound('account', id)
+    return { id, object: 'account' as const, deleted: true as const }
+  }
+
+  return {
+    create,
+    authenticate,
+    me,
+    rollWebhookSecret,
+    rollKey,
+    remove,
+    first: () => accounts.firstAccount(db),
+  }
 }
 
 export type AccountService = ReturnType<typeof accountService>

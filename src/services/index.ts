@@ -10,6 +10,7 @@ import { customerService } from './customers.js'
 import { eventService } from './events.js'
 import { checkNotifyAddress, type NotifyAllowList, type NotifyHostResolver } from './notify-address.js'
 import { sourceService } from './sources.js'
+import { testClockService } from './test-clock.js'
 
 export interface ServiceOptions {
   /** the address payers reach this service at, for hosted pages */
@@ -28,6 +29,8 @@ export interface ServiceOptions {
    * rather than at its next poll; may run before the queueing transaction commits
    */
   onNotifyQueued?: (() => void) | undefined
+  /** called when an account's test clock moves forward, so that the recovery sweep can run at once */
+  onTestClockAdvanced?: (() => void) | undefined
   /** how the hosts of notify addresses are resolved; the system's name servers unless given */
   notifyResolver?: NotifyHostResolver | undefined
   /**
@@ -63,6 +66,7 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
       processors: { test: options.testProcessor ?? new Simulator(), live: options.liveProcessor },
       hostedPageUrl: deps.hostedPageUrl,
     }),
+    testClock: testClockService({ db, onAdvanced: () => options.onTestClockAdvanced?.() }),
     /** Idempotency records are kept 24 hours; the recovery sweep purges older ones. */
     idempotency: { purgeExpired: () => purgeExpiredKeys(db) },
   }

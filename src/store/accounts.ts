@@ -93,3 +93,12 @@ export async function replaceKey(db: Queryable, accountId: string, key: NewKey, 
     await db.query(`UPDATE accounts SET ${column} = $2 WHERE id = $1`, [accountId, publicKeyText])
   }
 }
+
+/**
+ * Removes an account and everything of it: every table of its objects follows the account by
+ * cascade (their foreign keys, migrations/001_baseline.sql). False when no such account.
+ */
+export async function deleteAccount(db: Queryable, id: string): Promise<boolean> {
+  const res = await db.query('DELETE FROM accounts WHERE id = $1', [id])
+  return (res.rowCount ?? 0) > 0
+}

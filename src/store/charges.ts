@@ -233,8 +233,13 @@ export async function claimInterrupted(db: Queryable, graceMs: number, limit = 2
   return res.rows
 }
 
+/** How far the test clock of a charge's account runs ahead (none in live mode), as an interval. */
+const TEST_CLOCK_OFFSET = `CASE WHEN livemode THEN interval '0' ELSE
+  (SELECT test_clock_offset_seconds FROM accounts WHERE accounts.id = charges.account_id) * interval '1 second' END`
+
 /**
- * Claims charges a payer has left waiting longer than `timeoutMs`, one sweeper each: the claim
+ * Claims charges a payer has left waiting longer than `timeoutMs` by their account's test-mode
+ * time in test mode (its test clock), one sweeper each: the claim
  * marks an authorization under way, as a payer's answer does, so an answer and the claim never
  * both go through. A claim whose process dies is let go by the recovery sweep.
  */
@@ -243,7 +248,7 @@ export async function claimAbandoned(db: Queryable, timeoutMs: number, limit = 2
     `UPDATE charges SET processing = 'authorize', updated_at = now() WHERE id IN (
        SELECT id FROM charges
        WHERE action IS NOT NULL AND status = 'pending' AND processing IS NULL
-         AND updated_at < now() - $1 * interval '1 millisecond'
+         AND updated_at < now() - $1 * interval '1 millisecond' + ${TEST_CLOCK_OFFSET}
        ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
      RETURNING ${SELECT}`,
     [timeoutMs, limit],

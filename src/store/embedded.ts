@@ -42,6 +42,11 @@ export interface EmbeddedOptions {
   onLost?: (err: Error) => void
   /** the database to make and connect to */
   database?: string
+  /**
+   * the server does not keep this process running: a test process ends when its work does, and
+   * stops the server then (testing/postgres.ts)
+   */
+  unref?: boolean
 }
 
 interface Address {
@@ -224,6 +229,7 @@ export async function startEmbedded(dir: string, opts: EmbeddedOptions = {}): Pr
   if (exists.rowCount === 0) await owner.query(`CREATE DATABASE "${database.replaceAll('"', '""')}"`)
 
   let stopping = false
+  if (opts.unref) (owner as unknown as { connection: { stream: { unref(): void } } }).connection.stream.unref()
   owner.on('error', () => {})
   owner.on('end', () => {
     if (stopping) return

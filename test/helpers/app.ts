@@ -107,6 +107,7 @@ export type AppExtras = Pick<
   | 'idempotencyLeaseSeconds'
   | 'requestTimeoutMs'
   | 'eventStream'
+  | 'adminToken'
 >
 
 /**

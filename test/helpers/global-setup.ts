@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { type EmbeddedServer, startEmbedded } from '../../src/store/embedded.js'
+import { POSTGRES_URL_VARIABLE, THROWAWAY_SETTINGS } from '../../src/testing/postgres.js'
 import { createTemplate, dropDatabase, type TestDatabase } from './database.js'
 
 declare module 'vitest' {
@@ -22,13 +23,14 @@ export default async function setup(project: TestProject) {
   let adminUrl = process.env.TEST_DATABASE_URL
   if (!adminUrl) {
     dir = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-test-pg-'))
-    // what the tests write need not outlive the run
-    const settings = { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: 400 }
-    server = await startEmbedded(dir, { database: 'postgres', settings })
+    server = await startEmbedded(dir, { database: 'postgres', settings: THROWAWAY_SETTINGS })
     adminUrl = server.url
   }
   const template = await createTemplate(adminUrl)
   project.provide('testDatabase', { adminUrl, template })
+  // suites that use jackdaw/testing (examples/) make their databases on this server too, rather
+  // than start one of their own in each test file's process
+  process.env[POSTGRES_URL_VARIABLE] = adminUrl
   return async () => {
     await dropDatabase(adminUrl, template)
     await server?.stop()

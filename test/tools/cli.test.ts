@@ -97,9 +97,10 @@ describe('the command line on the embedded store', () => {
 })
 
 describe('npm start on a fresh data directory', () => {
-  it('makes a default account and prints its test keys, which work, again at the next start', async () => {
+  it('makes a default account and an admin token and prints them, and they work, again at the next start', async () => {
     const fresh = mkdtempSync(path.join(tmpdir(), 'jackdaw-start-'))
     let firstKey = ''
+    let adminToken = ''
     try {
       const keysFile = path.join(fresh, 'test-keys.json')
       for (const start of [1, 2, 3]) {
@@ -112,9 +113,22 @@ describe('npm start on a fresh data directory', () => {
         try {
           const [, base] = await server.waitFor(/listening on (http:\/\/\S+)/)
           const [, sk] = await server.waitFor(/test secret key: (sk_test_\S+)/)
+          const [, token] = await server.waitFor(/admin token \(POST \/v2\/accounts\): (\S+)/)
           expect((await me(base as string, sk as string)).status).toBe(200)
-          if (start === 1) firstKey = sk as string
-          else expect(sk).toBe(firstKey)
+          // the printed admin token makes accounts over the API
+          const made = await fetch(`${base}/v2/accounts`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: `Shop ${start}` }),
+          })
+          expect(made.status).toBe(201)
+          if (start === 1) {
+            firstKey = sk as string
+            adminToken = token as string
+          } else {
+            expect(sk).toBe(firstKey)
+            expect(token).toBe(adminToken)
+          }
         } finally {
           await server.stop()
         }
@@ -122,8 +136,12 @@ describe('npm start on a fresh data directory', () => {
       // no secret is kept in plain text beside the data: the key file holds it encrypted
       for (const file of readdirSync(fresh, { recursive: true, encoding: 'utf8' })) {
         const full = path.join(fresh, file)
-        if (statSync(full).isFile()) expect(readFileSync(full).includes(firstKey)).toBe(false)
+        if (!statSync(full).isFile()) continue
+        expect(readFileSync(full).includes(firstKey)).toBe(false)
+        expect(readFileSync(full).includes(adminToken)).toBe(false)
       }
+      // the admin token is kept, encrypted, where only the service's user may read it
+      expect(statSync(path.join(fresh, 'admin-token.json')).mode & 0o777).toBe(0o600)
       expect(readFileSync(keysFile, 'utf8')).toMatch(/"sk_test_key_enc": "v1:/)
     } finally {
       rmSync(fresh, { recursive: true, force: true })

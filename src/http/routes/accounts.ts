@@ -1,0 +1,99 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { AppError } from '../../errors.js'
+import { IdParams, withErrors } from '../../schemas/common.js'
+import type { Services } from '../../services/index.js'
+import { keyFromHeader } from '../auth.js'
+
+/** The tag of the operations a test suite drives the service with; none of them touches live payments. */
+export const TEST_MODE_TAG = 'test-mode'
+
+const NewAccount = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100, description: "The account's name" }) },
+  { additionalProperties: false },
+)
+
+const AccountKeys = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  sk_test_key: Type.String(),
+  pk_test_key: Type.String(),
+  sk_live_key: Type.String(),
+  pk_live_key: Type.String(),
+  webhook_secret_test: Type.String({ description: 'Signs test-mode notify calls (whsec_…)' }),
+  webhook_secret_live: Type.String({ description: 'Signs live-mode notify calls (whsec_…)' }),
+})
+
+const DeletedAccount = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('account'),
+  deleted: Type.Literal(true),
+})
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest()
+
+/**
+ * Checks the operator's token on a request. Both sides are hashed first, so the comparison takes
+ * the same time whatever the token sent, its length included.
+ */
+function adminCheck(adminToken: string | undefined) {
+  const expected = adminToken === undefined ? undefined : sha256(adminToken)
+  return async (request: FastifyRequest) => {
+    // without a token the operations do not exist, as far as a client can tell
+    if (!expected) throw new AppError('route_missing', `No route ${request.method} ${request.url.split('?')[0]}`)
+    const presented = keyFromHeader(request.headers.authorization)
+    if (presented === undefined) {
+      throw new AppError('authentication_required', 'No admin token provided: use Authorization: Bearer <admin token>')
+    }
+    if (!timingSafeEqual(sha256(presented), expected)) {
+      throw new AppError('admin_token_invalid', 'Invalid admin token provided')
+    }
+  }
+}
+
+/**
+ * Accounts made and removed by the operator's token (JACKDAW_ADMIN_TOKEN), so that a test suite
+ * can give each test an account of its own. Account keys, live or test, have no say here.
+ */
+export const accountRoutes: FastifyPluginAsyncTypebox<{ services: Services; adminToken: string | undefined }> = async (
+  app,
+  { services, adminToken },
+) => {
+  const tags = [TEST_MODE_TAG]
+  const security = [{ bearerAuth: [] }]
+  // before the body is read: a caller without the token learns nothing of what it sent
+  app.addHook('onRequest', adminCheck(adminToken))
+
+  app.post(
+    '/v2/accounts',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Make an account with its four keys and two webhook secrets (admin token)',
+        body: NewAccount,
+        response: withErrors({ 201: AccountKeys }),
+      },
+    },
+    async (req, reply) => {
+      const created = await services.accounts.create(req.body.name)
+      return reply.code(201).send(created)
+    },
+  )
+
+  app.delete(
+    '/v2/accounts/:acct_id',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Remove an account and everything of it (admin token)',
+        params: IdParams('acct_id', 'acct_'),
+        response: withErrors({ 200: DeletedAccount }),
+      },
+    },
+    (req) => services.accounts.remove(req.params.acct_id),
+  )
+}

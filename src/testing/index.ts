@@ -1,0 +1,85 @@
+/**
+ * `jackdaw/testing`: the service in a test suite's own process. startJackdaw() serves the API on
+ * a free port of 127.0.0.1 over a fresh database, with an account of its own, so that every test
+ * file (or every test) gets a payment service nothing else writes to.
+ */
+import { randomBytes } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import { createApp } from '../app.js'
+import { createClient, type JackdawClient } from '../client/api.js'
+import { Vault } from '../crypto/vault.js'
+import type { AccountKeys } from '../services/accounts.js'
+import { NotifyAllowList } from '../services/notify-address.js'
+import { openPostgres } from '../store/db.js'
+import { freshDatabase } from './postgres.js'
+
+export type { JackdawClient } from '../client/api.js'
+export { POSTGRES_URL_VARIABLE } from './postgres.js'
+export type { AccountKeys }
+
+export interface StartOptions {
+  /** the account's name; `Test account` when left out */
+  accountName?: string
+  /** seconds between notify attempts after a failed one; a second each unless told */
+  notifySchedule?: number[]
+  /** the operator's token, so that the suite may make and remove accounts (POST /v2/accounts) */
+  adminToken?: string
+}
+
+export interface RunningJackdaw {
+  /** where the API answers, e.g. http://127.0.0.1:41234 */
+  url: string
+  /** the account's four keys and two webhook secrets */
+  keys: AccountKeys
+  /** the typed client (jackdaw/client), with the account's test secret key */
+  client: JackdawClient
+  /** stops the service and drops its database */
+  close(): Promise<void>
+}
+
+/**
+ * Starts the service in this process on a fresh database of the run's PostgreSQL (the server
+ * JACKDAW_TESTING_POSTGRES_URL names, or one embedded server per process, started at the first
+ * call), with its notify worker and recovery sweep, and makes an account.
+ */
+export async function startJackdaw(options: StartOptions = {}): Promise<RunningJackdaw> {
+  const database = await freshDatabase()
+  const db = await openPostgres({ url: database.url, poolSize: 5 })
+  const vault = new Vault(randomBytes(32))
+  const app = await createApp({
+    db,
+    vault,
+    logger: false,
+    notify: {
+      schedule: options.notifySchedule ?? [1, 1, 1],
+      timeoutMs: 5_000,
+      pollMs: 200,
+      concurrency: 5,
+    },
+    recovery: { intervalMs: 1_000, graceMs: 30_000 },
+    // the suite's own receivers run on this machine
+    options: { notifyAllow: NotifyAllowList.parse('127.0.0.1,::1,localhost') },
+    adminToken: options.adminToken,
+  })
+  try {
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const keys = await app.services.accounts.create(options.accountName ?? 'Test account')
+    const { port } = app.server.address() as AddressInfo
+    const url = `http://127.0.0.1:${port}`
+    return {
+      url,
+      keys,
+      client: createClient({ apiKey: keys.sk_test_key, baseUrl: url }),
+      async close() {
+        await app.close()
+        await db.close()
+        await database.drop()
+      },
+    }
+  } catch (err) {
+    await app.close()
+    await db.close()
+    await database.drop()
+    throw err
+  }
+}

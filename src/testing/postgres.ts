@@ -1,0 +1,80 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { type EmbeddedServer, startEmbedded } from '../store/embedded.js'
+import { createDatabase, createTemplate, databaseUrl, dropDatabase } from './databases.js'
+
+/**
+ * Settings of a PostgreSQL server whose data need not outlive the test run: nothing is flushed to
+ * disk, and many test databases may be open at once.
+ */
+export const THROWAWAY_SETTINGS = {
+  fsync: 'off',
+  synchronous_commit: 'off',
+  full_page_writes: 'off',
+  max_connections: 400,
+} as const
+
+/** Names a PostgreSQL server (a superuser's connection string) for test databases, instead of an embedded one. */
+export const POSTGRES_URL_VARIABLE = 'JACKDAW_TESTING_POSTGRES_URL'
+
+interface SharedServer {
+  adminUrl: string
+  template: string
+}
+
+let shared: Promise<SharedServer> | undefined
+
+/**
+ * The process's PostgreSQL for test databases, started at the first call and reused: the server
+ * JACKDAW_TESTING_POSTGRES_URL names, or an embedded one in a temporary directory, stopped and
+ * removed when the process ends. A database migrated once serves as the template of every test
+ * database.
+ */
+function sharedServer(): Promise<SharedServer> {
+  shared ??= (async () => {
+    let adminUrl = process.env[POSTGRES_URL_VARIABLE]
+    if (!adminUrl) adminUrl = (await startThrowawayServer()).url
+    return { adminUrl, template: await createTemplate(adminUrl) }
+  })()
+  shared.catch(() => {
+    shared = undefined
+  })
+  return shared
+}
+
+/**
+ * An embedded server in a directory of its own, gone with the process: stopped when the process
+ * runs out of work, and at the latest told to quit at once as the process exits.
+ */
+async function startThrowawayServer(): Promise<EmbeddedServer> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-testing-'))
+  const server = await startEmbedded(dir, { database: 'postgres', settings: THROWAWAY_SETTINGS, unref: true })
+  const remove = () => rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
+  let stopped = false
+  process.once('beforeExit', async () => {
+    if (stopped) return
+    stopped = true
+    await server.stop().catch(() => {})
+    remove()
+  })
+  process.once('exit', () => {
+    if (stopped) return
+    try {
+      // synchronous here: the server's own process is asked to quit at once; its files go with it
+      const pid = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0])
+      process.kill(pid, 'SIGQUIT')
+    } catch {}
+    try {
+      remove()
+    } catch {}
+  })
+  return server
+}
+
+/** A fresh, migrated database on the process's PostgreSQL, and how to drop it. */
+export async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const { adminUrl, template } = await sharedServer()
+  const name = await createDatabase(adminUrl, template)
+  return { url: databaseUrl(adminUrl, name), drop: () => dropDatabase(adminUrl, name) }
+}

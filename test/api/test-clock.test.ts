@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Client, cardSource, client, type Json, REDIRECT, type TestApp, testApp } from '../helpers/app.js'
+
+let t: TestApp
+/** a second account on the same store */
+let otherShop: Client
+beforeAll(async () => {
+  t = await testApp()
+  otherShop = client(t.app, (await t.app.services.accounts.create('Other shop')).sk_test_key)
+})
+afterAll(() => t.close())
+
+const seconds = (iso: string) => Date.parse(iso) / 1000
+
+describe('the test clock', () => {
+  it('starts at the real time, and moves forward by what is asked, for that account only', async () => {
+    const start = await t.sk.get('/v2/test/clock')
+    expect(start.status).toBe(200)
+    expect(start.body).toMatchObject({ object: 'test_clock', offset_seconds: 0 })
+    expect(start.body.now).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/)
+    expect(Math.abs(seconds(start.body.now) - Date.now() / 1000)).toBeLessThan(5)
+
+    const week = await t.sk.post('/v2/test/clock/advance', { seconds: 7 * 86400 })
+    expect(week.status).toBe(200)
+    expect(week.body.offset_seconds).toBe(7 * 86400)
+    expect(seconds(week.body.now) - Date.now() / 1000).toBeGreaterThan(7 * 86400 - 5)
+    const more = await t.sk.post('/v2/test/clock/advance', { seconds: 60 })
+    expect(more.body.offset_seconds).toBe(7 * 86400 + 60)
+    expect((await t.sk.get('/v2/test/clock')).body.offset_seconds).toBe(7 * 86400 + 60)
+
+    // another account's clock has not moved
+    const theirs = await otherShop.get('/v2/test/clock')
+    expect(theirs.status).toBe(200)
+    expect(theirs.body.offset_seconds).toBe(0)
+  })
+
+  it('counts every one of advances sent at once', async () => {
+    const before = (await t.sk.get('/v2/test/clock')).body.offset_seconds
+    await Promise.all(Array.from({ length: 10 }, () => t.sk.post('/v2/test/clock/advance', { seconds: 3 })))
+    expect((await t.sk.get('/v2/test/clock')).body.offset_seconds).toBe(before + 30)
+  })
+
+  it('refuses 0, a negative number, more than a year, a fraction, text or another field with a 422', async () => {
+    const before = (await t.sk.get('/v2/test/clock')).body.offset_seconds
+    for (const [body, code] of [
+      [{ seconds: 0 }, 'parameter_invalid'],
+      [{ seconds: -60 }, 'parameter_invalid'],
+      [{ seconds: 31_536_001 }, 'parameter_invalid'],
+      [{ seconds: 1.5 }, 'parameter_invalid'],
+      [{ seconds: 'a day' }, 'parameter_invalid'],
+      [{}, 'parameter_missing'],
+      [{ seconds: 10, back: true }, 'parameter_unknown'],
+    ] as const) {
+      const res = await t.sk.post('/v2/test/clock/advance', body)
+      expect(res.status, JSON.stringify(body)).toBe(422)
+      expect(res.body.error.code, JSON.stringify(body)).toBe(code)
+    }
+    expect((await t.sk.post('/v2/test/clock/advance', { seconds: 31_536_000 })).status).toBe(200)
+    expect((await t.sk.get('/v2/test/clock')).body.offset_seconds).toBe(before + 31_536_000)
+  })
+
+  it('does not exist for live keys, and needs a secret key', async () => {
+    const before = (await t.sk.get('/v2/test/clock')).body.offset_seconds
+    for (const res of [
+      await t.skLive.get('/v2/test/clock'),
+      await t.skLive.post('/v2/test/clock/advance', { seconds: 60 }),
+    ]) {
+      expect(res.status).toBe(404)
+      expect(res.body.error.code).toBe('route_missing')
+    }
+    expect((await t.pk.get('/v2/test/clock')).status).toBe(403)
+    expect((await t.anon.get('/v2/test/clock')).status).toBe(401)
+    expect((await t.sk.get('/v2/test/clock')).body.offset_seconds).toBe(before)
+  })
+
+  it('is in the OpenAPI document under the test-mode tag', async () => {
+    const doc = (await t.anon.get('/v2/openapi.json')).body
+    expect(doc.paths['/v2/test/clock'].get.tags).toEqual(['test-mode'])
+    const advance = doc.paths['/v2/test/clock/advance'].post
+    expect(advance.tags).toEqual(['test-mode'])
+    const schema = advance.requestBody.content['application/json'].schema
+    expect(schema.properties.seconds).toMatchObject({ minimum: 1, maximum: 31_536_000 })
+  })
+})
+
+describe('payer timeouts on the test clock', () => {
+  it("fail an account's waiting charges once its clock passes the timeout, at once, and no other account's", async () => {
+    // a day's payer timeout, swept every minute: only the advance can make the sweep act in time
+    const app = await testApp({}, { recovery: { intervalMs: 60_000, graceMs: 30_000, payerTimeoutMs: 86_400_000 } })
+    try {
+      const waiting = async (c: Client) => {
+        const src = await c.post('/v2/sources/', { ...cardSource({ number: '4000000000003220' }), redirect: REDIRECT })
+        const ch = await c.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id })
+        expect(ch.body.status).toBe('pending')
+        return ch.body.id as string
+      }
+      const mine = await waiting(app.sk)
+      const bystander = client(app.app, (await app.app.services.accounts.create('Bystander')).sk_test_key)
+      const theirs = await waiting(bystander)
+
+      // an hour short of the timeout: nothing fails
+      await app.sk.post('/v2/test/clock/advance', { seconds: 86_400 - 3600 })
+      await new Promise((r) => setTimeout(r, 1000))
+      expect((await app.sk.get(`/v2/charges/${mine}`)).body.status).toBe('pending')
+
+      await app.sk.post('/v2/test/clock/advance', { seconds: 7200 })
+      let charge = (await app.sk.get(`/v2/charges/${mine}`)).body
+      // at once: long before the minute of the sweep's interval (a second on an idle machine)
+      for (let i = 0; i < 100 && charge.status === 'pending'; i++) {
+        await new Promise((r) => setTimeout(r, 50))
+        charge = (await app.sk.get(`/v2/charges/${mine}`)).body
+      }
+      expect(charge).toMatchObject({ status: 'failed', failure_data: { code: 'payment_expired' } })
+      const events = (await app.sk.get('/v2/events/?limit=100')).body.data
+      expect(events.some((e: Json) => e.type === 'charge.failed' && e.data.object.id === mine)).toBe(true)
+      expect((await bystander.get(`/v2/charges/${theirs}`)).body.status).toBe('pending')
+    } finally {
+      await app.close()
+    }
+  })
+})

@@ -1,0 +1,56 @@
+import pg from 'pg'
+import { describe, expect, it } from 'vitest'
+import { createClient } from '../../src/client/api.js'
+import { POSTGRES_URL_VARIABLE, startJackdaw } from '../../src/testing/index.js'
+import { runToEnd } from '../helpers/process.js'
+
+describe('startJackdaw', () => {
+  it('serves the API on a free port over a database of its own, which close drops', async () => {
+    const [a, b] = await Promise.all([startJackdaw(), startJackdaw({ accountName: 'Second shop' })])
+    try {
+      expect(a.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      expect(a.url).not.toBe(b.url)
+      const me = await b.client.me.retrieve()
+      expect(me).toMatchObject({ id: b.keys.id, name: 'Second shop', livemode: false })
+      // each has its own database: what one makes, the other does not hold
+      const made = await a.client.customers.create({ email: 'ann@example.com', description: 'A' })
+      const id = made.id as string
+      expect((await a.client.customers.retrieve(id)).id).toBe(id)
+      await expect(b.client.customers.retrieve(id)).rejects.toMatchObject({ status: 404 })
+      const stranger = createClient({ apiKey: a.keys.sk_test_key, baseUrl: b.url, maxRetries: 0 })
+      await expect(stranger.me.retrieve()).rejects.toMatchObject({ status: 401 })
+      // an Idempotency-Key is sent as told: the retry gets the first answer
+      const body = { email: 'bob@example.com', description: 'B' }
+      const first = await a.client.customers.create(body, { idempotencyKey: 'k1' })
+      const retry = await a.client.customers.create(body, { idempotencyKey: 'k1' })
+      expect(retry.id).toBe(first.id)
+    } finally {
+      await b.close()
+    }
+    const databases = async () => {
+      const admin = new pg.Client({ connectionString: process.env[POSTGRES_URL_VARIABLE] })
+      await admin.connect()
+      try {
+        return (await admin.query<{ datname: string }>('SELECT datname FROM pg_database')).rows.length
+      } finally {
+        await admin.end()
+      }
+    }
+    const before = await databases()
+    await a.close()
+    expect(await databases()).toBe(before - 1)
+    await expect(fetch(`${a.url}/v2/me`)).rejects.toThrow()
+  })
+})
+
+describe('the example shop', () => {
+  it("passes its suite under Node's own test runner too", async () => {
+    // on this run's PostgreSQL (JACKDAW_TESTING_POSTGRES_URL, inherited), and not told it runs in Vitest
+    const run = await runToEnd(['--conditions=jackdaw-source', '--test', 'examples/shop/shop.test.ts'], {
+      VITEST: undefined,
+    })
+    expect(run.output).toMatch(/# pass 4/)
+    expect(run.output).toMatch(/# fail 0/)
+    expect(run.code).toBe(0)
+  }, 60_000)
+})
