@@ -1,26 +1,18 @@
-import rateLimit from '@fastify/rate-limit'
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, {
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  type preValidationHookHandler,
-} from 'fastify'
-import type { Redis } from 'ioredis'
+import Fastify, { type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import sjson from 'secure-json-parse'
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './config.js'
 import { randomHex } from './crypto/random.js'
 import type { Vault } from './crypto/vault.js'
-import { AppError, withViolations } from './errors.js'
+import { AppError } from './errors.js'
 import { authHook } from './http/auth.js'
 import { type AuthFailureSettings, authFailureCounter } from './http/auth-failures.js'
-import { DOCS_CSP, DOCS_PREFIX, setResponseHeaders } from './http/headers.js'
+import { answerClientError, answerFrameworkError, registerErrorHandlers } from './http/error-handlers.js'
+import { setResponseHeaders } from './http/headers.js'
 import { registerIdempotency } from './http/idempotency.js'
-import { rateLimitKey } from './http/rate-key.js'
+import { registerApiDocs } from './http/openapi.js'
+import { type RateLimitSettings, registerRateLimit } from './http/rate-limit.js'
 import { accountRoutes } from './http/routes/accounts.js'
 import { chargeRoutes } from './http/routes/charges.js'
 import { customerRoutes } from './http/routes/customers.js'
@@ -39,7 +31,10 @@ import { testClockRoutes } from './http/routes/test-clock.js'
 import { validationError, validatorCompiler } from './http/validation.js'
 import { type DeliveryWorker, type DeliveryWorkerSettings, startDeliveryWorker } from './notify/worker.js'
 import { buildServices, type ServiceOptions, type Services } from './services/index.js'
+import { type RecoverySweepSettings, recoverySweep } from './services/recovery-sweep.js'
 import type { Db } from './store/db.js'
+
+export type { RateLimitSettings } from './http/rate-limit.js'
 
 export interface AppDeps {
   db: Db
@@ -64,15 +59,7 @@ export interface AppDeps {
    * process died) are finished, and with `payerTimeoutMs`, charges whose payer has not answered
    * for that long fail. Absent, nothing is swept in this app.
    */
-  recovery?:
-    | {
-        intervalMs: number
-        graceMs: number
-        payerTimeoutMs?: number | undefined
-        /** card data is erased this long after its source was made (docs/api.md, card data) */
-        cardDataRetentionMs?: number | undefined
-      }
-    | undefined
+  recovery?: RecoverySweepSettings | undefined
   /** how long an Idempotency-Key stays held by a request before a retry may take it over */
   idempotencyLeaseSeconds?: number | undefined
   /** requests per key per window; absent, no limit. With a Redis client the count is shared. */
@@ -94,88 +81,7 @@ export interface AppDeps {
   adminToken?: string | undefined
 }
 
-export interface RateLimitSettings {
-  max: number
-  windowMs: number
-  redis?: Redis | undefined
-  /** keeps the counters of several deployments (or tests) on one Redis apart */
-  namespace?: string
-}
-
 export type App = FastifyInstance & { services: Services }
-
-interface OpenApiOperation {
-  parameters?: Record<string, unknown>[]
-  requestBody?: { required?: boolean }
-  responses?: Record<string, { headers?: Record<string, unknown> }>
-}
-type OpenApiDocument = { paths?: Record<string, Record<string, OpenApiOperation>> } & Record<string, unknown>
-
-/**
- * What the route schemas cannot say: which bodies may be left out, the Idempotency-Key every POST
- * takes, and the Request-Id on every answer.
- */
-function describeHeaders(doc: OpenApiDocument, optionalBodies: ReadonlySet<string>): OpenApiDocument {
-  for (const [path, operations] of Object.entries(doc.paths ?? {})) {
-    for (const [method, op] of Object.entries(operations)) {
-      if (op.requestBody && optionalBodies.has(`${method} ${path}`)) op.requestBody.required = false
-      // accounts are made by the operator's token, outside any account's idempotency keys
-      if (method === 'post' && path.startsWith('/v2/') && !path.startsWith('/v2/hosted/') && path !== '/v2/accounts') {
-        op.parameters = [
-          ...(op.parameters ?? []),
-          {
-            in: 'header',
-            name: 'Idempotency-Key',
-            required: false,
-            description:
-              'Makes a retry safe: the first request with a key runs, a retry gets its answer again (docs/api.md). X-Idempotency-Key is the same header.',
-            schema: { type: 'string', minLength: 1, maxLength: 255 },
-          },
-        ]
-      }
-      for (const response of Object.values(op.responses ?? {})) {
-        response.headers = {
-          ...response.headers,
-          'Request-Id': { description: 'The id of this request, for support', schema: { type: 'string' } },
-        }
-      }
-    }
-  }
-  return doc
-}
-
-/** Errors Fastify raises itself, mapped onto the catalog. */
-function frameworkError(err: FastifyError): AppError | undefined {
-  switch (err.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json)')
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('body_too_large', 'The request body is larger than the service accepts')
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new AppError('invalid_json', 'The Content-Length header does not match the body')
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('invalid_json', 'The request body is empty')
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new AppError('invalid_json', 'The request body is not valid JSON')
-    case 'FST_ERR_BAD_URL':
-    case 'FST_ERR_BAD_URL_ENCODING':
-      return new AppError('url_invalid', 'The URL could not be decoded')
-    case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new AppError('resource_missing', 'No such object: the id in the path is too long')
-    default: {
-      if (err instanceof SyntaxError) return new AppError('invalid_json', 'The request body is not valid JSON')
-      // any other refusal of the framework's, by its status
-      const status = err.statusCode ?? 500
-      if (status === 404) return new AppError('route_missing', 'No such route')
-      if (status === 405) return new AppError('method_not_allowed', 'That method is not allowed here')
-      if (status === 413) return new AppError('body_too_large', 'The request body is larger than the service accepts')
-      if (status === 415)
-        return new AppError('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json)')
-      if (status >= 400 && status < 500) return new AppError('request_invalid', 'The request is malformed')
-      return undefined
-    }
-  }
-}
 
 export async function createApp(deps: AppDeps): Promise<App> {
   const requestTimeoutMs = deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
@@ -195,32 +101,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 300 },
     // answered by the hook below instead, in the one envelope and with a Request-Id
     return503OnClosing: false,
-    // requests Node's HTTP parser refuses never reach Fastify's hooks: answer them on the socket
-    clientErrorHandler: (err, socket) => {
-      if (!socket.writable) return
-      const code = (err as { code?: string }).code
-      const [e, reason] =
-        code === 'HPE_HEADER_OVERFLOW'
-          ? [new AppError('headers_too_large', 'The request headers are too large'), 'Request Header Fields Too Large']
-          : code === 'ERR_HTTP_REQUEST_TIMEOUT'
-            ? [new AppError('request_timeout', 'The request was not sent in time'), 'Request Timeout']
-            : [new AppError('request_invalid', 'The request is not valid HTTP'), 'Bad Request']
-      const body = JSON.stringify(e.toBody())
-      socket.end(
-        `HTTP/1.1 ${e.status} ${reason}\r\n` +
-          `Content-Type: application/json; charset=utf-8\r\nRequest-Id: req_${randomHex(12)}\r\n` +
-          'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n' +
-          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      )
-    },
-    // errors raised before routing (an undecodable URL, an over-long id) get the one envelope too
-    frameworkErrors: (err, request, reply) => {
-      const mapped = frameworkError(err) ?? new AppError('request_invalid', 'The request is malformed')
-      const raw = reply as unknown as FastifyReply
-      // no hook runs for these: the headers every answer carries are set here
-      setResponseHeaders(request as unknown as FastifyRequest, raw)
-      raw.header('Request-Id', request.id).code(mapped.status).type('application/json').send(mapped.toBody())
-    },
+    // refusals raised before any hook runs, answered in the one envelope all the same
+    clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
 
   let worker: DeliveryWorker | undefined
@@ -290,94 +173,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
     )
   })
 
-  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
-    let appErr: AppError
-    if (err instanceof AppError) appErr = err
-    else if ((err as FastifyError).validation) {
-      appErr = validationError(
-        (err as FastifyError).validationContext ?? 'body',
-        (err as FastifyError).validation as never,
-      )
-    } else {
-      const mapped = frameworkError(err as FastifyError)
-      if (mapped) appErr = mapped
-      else {
-        request.log.error({ err }, 'unhandled error')
-        appErr = new AppError('internal_error', `An internal error occurred; quote request id ${request.id}`)
-      }
-    }
-    // a body its schema refused is also checked against the rules the schema cannot state, so
-    // that one answer names every problem
-    const bodyRules = request.routeOptions.config.bodyRules
-    if (bodyRules && (err as FastifyError).validationContext === 'body') {
-      appErr = withViolations(appErr, bodyRules(request.body))
-    }
-    if (appErr.headers) reply.headers(appErr.headers)
-    reply.code(appErr.status).type('application/json').send(appErr.toBody())
-  })
+  registerErrorHandlers(app)
 
-  app.setNotFoundHandler((request, reply) => {
-    const err = new AppError('route_missing', `No route ${request.method} ${request.url.split('?')[0]}`)
-    reply.code(err.status).send(err.toBody())
-  })
+  // before the routes, whose own onRequest hooks its hooks become
+  if (deps.rateLimit) await registerRateLimit(app, deps.rateLimit)
 
-  if (deps.rateLimit) {
-    const limit = deps.rateLimit
-    await app.register(rateLimit, {
-      global: true,
-      max: limit.max,
-      timeWindow: limit.windowMs,
-      redis: limit.redis,
-      nameSpace: limit.namespace ?? 'jackdaw-rate:',
-      // a Redis outage must not stop payments: requests pass uncounted until it is back
-      skipOnError: true,
-      keyGenerator: rateLimitKey,
-      errorResponseBuilder: (_req, ctx) =>
-        new AppError(
-          'rate_limited',
-          `Too many requests: at most ${ctx.max} per ${limit.windowMs} ms for one key or address; retry after ${ctx.after}`,
-        ),
-    })
-  }
-
-  // operations whose body may be left out, as the OpenAPI document's paths name them
-  const optionalBodies = new Set<string>()
-  app.addHook('onRoute', (route) => {
-    if (!(route.config as { bodyOptional?: boolean } | undefined)?.bodyOptional) return
-    for (const method of [route.method].flat()) {
-      optionalBodies.add(`${method.toLowerCase()} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
-    }
-    // such an operation may be called with no body at all
-    const emptyBody: preValidationHookHandler = (request, _reply, done) => {
-      if (request.body === undefined) request.body = {}
-      done()
-    }
-    route.preValidation = [route.preValidation ?? []].flat().concat(emptyBody)
-  })
-  await app.register(swagger, {
-    transformObject: (doc) =>
-      'openapiObject' in doc
-        ? describeHeaders(doc.openapiObject as OpenApiDocument, optionalBodies)
-        : doc.swaggerObject,
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Jackdaw payment API',
-        version: '2',
-        description:
-          'Charges, customers and single-use payment sources, in live and test mode. See docs/api.md for the rules behind each operation.',
-      },
-      components: {
-        securitySchemes: {
-          basicAuth: { type: 'http', scheme: 'basic', description: 'The API key as user name, empty password' },
-          bearerAuth: { type: 'http', scheme: 'bearer' },
-        },
-      },
-      security: [{ basicAuth: [] }, { bearerAuth: [] }],
-    },
-  })
-  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, logLevel: 'warn', staticCSP: DOCS_CSP })
-  app.get('/v2/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger())
+  // before the routes, whose schemas the document is built from
+  await registerApiDocs(app)
 
   // Every API route sits behind the key check and the idempotency hooks; documents do not.
   await app.register(async (api) => {
@@ -413,40 +215,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
   await app.register(accountRoutes, { services, adminToken: deps.adminToken })
   app.addHook('onClose', () => services.charges.waitForReversals())
 
-  const recovery = deps.recovery
-  if (recovery) {
-    let timer: NodeJS.Timeout | undefined
-    let running: Promise<unknown> = Promise.resolve()
-    const failed = (err: unknown) => app.log.error({ err }, 'recovery sweep failed')
-    const sweep = () => {
-      // the erasure of old card data and of old idempotency records goes on whatever becomes of
-      // the charges' part
-      const retentionMs = recovery.cardDataRetentionMs
-      running = Promise.all([
-        services.charges
-          .recoverInterrupted(recovery.graceMs)
-          .then(() => recovery.payerTimeoutMs && services.charges.expireAbandoned(recovery.payerTimeoutMs))
-          .catch(failed),
-        retentionMs && services.sources.eraseOldCardData(retentionMs).catch(failed),
-        services.idempotency.purgeExpired().catch(failed),
-      ]).finally(() => {
-        if (timer) timer.refresh()
-      })
-      return running
-    }
-    // an advanced test clock may have made charges overdue: they are swept now, after any sweep under way
-    sweepAtOnce = () => {
-      running = running.then(() => timer && sweep())
-    }
-    app.addHook('onReady', async () => {
-      timer = setTimeout(sweep, recovery.intervalMs)
-      sweep()
-    })
-    app.addHook('onClose', async () => {
-      clearTimeout(timer)
-      timer = undefined
-      await running
-    })
+  if (deps.recovery) {
+    const sweep = recoverySweep(services, deps.recovery, (err) => app.log.error({ err }, 'recovery sweep failed'))
+    // an advanced test clock may have made charges overdue: they are swept now
+    sweepAtOnce = () => sweep.now()
+    app.addHook('onReady', async () => sweep.start())
+    app.addHook('onClose', () => sweep.stop())
   }
 
   const notify = deps.notify

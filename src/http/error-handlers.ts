@@ -1,0 +1,106 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import { randomHex } from '../crypto/random.js'
+import { AppError, withViolations } from '../errors.js'
+import { setResponseHeaders } from './headers.js'
+import { validationError } from './validation.js'
+
+// Every refusal, wherever it is raised (the HTTP parser, the router, a route), is answered in the
+// one envelope of src/errors.ts, with a Request-Id; nothing but an unexpected fault is a 500.
+
+/** Errors Fastify raises itself, mapped onto the catalog. */
+function frameworkError(err: FastifyError): AppError | undefined {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json)')
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('body_too_large', 'The request body is larger than the service accepts')
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('invalid_json', 'The Content-Length header does not match the body')
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('invalid_json', 'The request body is empty')
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('invalid_json', 'The request body is not valid JSON')
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_BAD_URL_ENCODING':
+      return new AppError('url_invalid', 'The URL could not be decoded')
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError('resource_missing', 'No such object: the id in the path is too long')
+    default: {
+      if (err instanceof SyntaxError) return new AppError('invalid_json', 'The request body is not valid JSON')
+      // any other refusal of the framework's, by its status
+      const status = err.statusCode ?? 500
+      if (status === 404) return new AppError('route_missing', 'No such route')
+      if (status === 405) return new AppError('method_not_allowed', 'That method is not allowed here')
+      if (status === 413) return new AppError('body_too_large', 'The request body is larger than the service accepts')
+      if (status === 415)
+        return new AppError('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json)')
+      if (status >= 400 && status < 500) return new AppError('request_invalid', 'The request is malformed')
+      return undefined
+    }
+  }
+}
+
+/**
+ * Fastify's `clientErrorHandler`: requests Node's HTTP parser refuses never reach Fastify's hooks,
+ * so they are answered on the socket, headers and all.
+ */
+export const answerClientError: NonNullable<FastifyServerOptions['clientErrorHandler']> = (err, socket) => {
+  if (!socket.writable) return
+  const code = (err as { code?: string }).code
+  const [e, reason] =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? [new AppError('headers_too_large', 'The request headers are too large'), 'Request Header Fields Too Large']
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [new AppError('request_timeout', 'The request was not sent in time'), 'Request Timeout']
+        : [new AppError('request_invalid', 'The request is not valid HTTP'), 'Bad Request']
+  const body = JSON.stringify(e.toBody())
+  socket.end(
+    `HTTP/1.1 ${e.status} ${reason}\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nRequest-Id: req_${randomHex(12)}\r\n` +
+      'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  )
+}
+
+/** Fastify's `frameworkErrors`: errors raised before routing (an undecodable URL, an over-long id). */
+export const answerFrameworkError: NonNullable<FastifyServerOptions['frameworkErrors']> = (err, request, reply) => {
+  const mapped = frameworkError(err) ?? new AppError('request_invalid', 'The request is malformed')
+  const raw = reply as unknown as FastifyReply
+  // no hook runs for these: the headers every answer carries are set here
+  setResponseHeaders(request as unknown as FastifyRequest, raw)
+  raw.header('Request-Id', request.id).code(mapped.status).type('application/json').send(mapped.toBody())
+}
+
+/** The error handler of every route, and the answer to a request no route matches. */
+export function registerErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
+    let appErr: AppError
+    if (err instanceof AppError) appErr = err
+    else if ((err as FastifyError).validation) {
+      appErr = validationError(
+        (err as FastifyError).validationContext ?? 'body',
+        (err as FastifyError).validation as never,
+      )
+    } else {
+      const mapped = frameworkError(err as FastifyError)
+      if (mapped) appErr = mapped
+      else {
+        request.log.error({ err }, 'unhandled error')
+        appErr = new AppError('internal_error', `An internal error occurred; quote request id ${request.id}`)
+      }
+    }
+    // a body its schema refused is also checked against the rules the schema cannot state, so
+    // that one answer names every problem
+    const bodyRules = request.routeOptions.config.bodyRules
+    if (bodyRules && (err as FastifyError).validationContext === 'body') {
+      appErr = withViolations(appErr, bodyRules(request.body))
+    }
+    if (appErr.headers) reply.headers(appErr.headers)
+    reply.code(appErr.status).type('application/json').send(appErr.toBody())
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    const err = new AppError('route_missing', `No route ${request.method} ${request.url.split('?')[0]}`)
+    reply.code(err.status).send(err.toBody())
+  })
+}
