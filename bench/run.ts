@@ -24,8 +24,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 // gave 2 617 req/s, the two runs right after it 4 288 and 3 872).
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
 // Each operation is measured BENCH_ROUNDS times, each time right after the bare route, and the
-// round with the median share is reported with the range of all: on this kind of machine one pair
-// of runs moved a share by a sixth either way from the next pair (thirteenth round).
+// round with the median share is reported with the range of all, so that one lucky or unlucky pair
+// of runs neither makes nor breaks a figure.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error('BENCH_ROUNDS must be a whole number, 1 or more')
 const PG_URL = BENCH_DATABASE_URL
@@ -237,7 +237,6 @@ async function loadOnce(
 // BENCH_THREADS=1 prints, for each measured run, where a request's CPU went: the service's main
 // threads, its other threads and PostgreSQL's processes, with how often each kind slept (voluntary
 // context switches) and was preempted, and on PostgreSQL the write transactions a request
-// (bench/README.md, nineteenth round)
 const THREADS = process.env.BENCH_THREADS === '1'
 
 interface ThreadCounts {
@@ -344,7 +343,7 @@ let probeDatabase: string | undefined
  * A commit every 5 ms on a connection of its own, beside the load: a one-row insert into a table
  * of the benchmark's, so that each commit waits for its WAL to reach the disk as the service's do.
  * Its slowest commit in each second tells whether a slow second of the service was the database
- * waiting for the disk (bench/README.md, eighteenth round).
+ * waiting for the disk.
  */
 async function probeCommits(url: string): Promise<{ stop: () => Promise<Map<number, number>> }> {
   const c = new pg.Client({ connectionString: url })

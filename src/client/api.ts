@@ -6,6 +6,7 @@ import type * as customer from '../schemas/customer.js'
 import type * as delivery from '../schemas/delivery.js'
 import type * as event from '../schemas/event.js'
 import type * as source from '../schemas/source.js'
+import type * as testClock from '../schemas/test-clock.js'
 import { type ErrorBody, JackdawConnectionError, JackdawError } from './errors.js'
 import { readStream } from './sse.js'
 
@@ -22,6 +23,11 @@ export type Event = Static<typeof event.Event>
 export type Delivery = Static<typeof delivery.Delivery>
 export type Account = Static<typeof account.Account>
 export type WebhookSecret = Static<typeof account.WebhookSecret>
+export type NewAccountParams = Static<typeof account.NewAccount>
+export type NewAccountKeys = Static<typeof account.NewAccountKeys>
+export type DeletedAccount = Static<typeof account.DeletedAccount>
+export type TestClock = Static<typeof testClock.TestClock>
+export type AdvanceTestClockParams = Static<typeof testClock.AdvanceBody>
 export type ErrorEnvelope = Static<typeof common.ErrorEnvelope>
 export type CreateChargeParams = Static<typeof charge.CreateChargeBody>
 export type CaptureParams = Static<typeof charge.CaptureBody>
@@ -269,6 +275,18 @@ export function createClient(options: ClientOptions) {
         get<List<Delivery>>('/v2/deliveries/', params, opts),
       retrieve: (id: string, opts?: RequestOptions) => get<Delivery>(`/v2/deliveries/${enc(id)}`, undefined, opts),
       redeliver: (id: string, opts?: RequestOptions) => post<Delivery>(`/v2/deliveries/${enc(id)}/redeliver`, {}, opts),
+    },
+    /** The account's test clock (a test key). */
+    testClock: {
+      retrieve: (opts?: RequestOptions) => get<TestClock>('/v2/test/clock', undefined, opts),
+      advance: (params: AdvanceTestClockParams, opts?: RequestOptions) =>
+        post<TestClock>('/v2/test/clock/advance', params, opts),
+    },
+    /** Accounts, with the operator's token (JACKDAW_ADMIN_TOKEN) as the client's `apiKey`. */
+    accounts: {
+      create: (params: NewAccountParams, opts?: RequestOptions) => post<NewAccountKeys>('/v2/accounts', params, opts),
+      delete: (id: string, opts?: RequestOptions) =>
+        request<DeletedAccount>('DELETE', `/v2/accounts/${enc(id)}`, undefined, opts),
     },
     /**
      * Every object of a list, page after page: `for await (const c of jackdaw.all(jackdaw.charges.list, {status: 'failed'}))`.

@@ -20,3 +20,6 @@ export function timestampNow(...notBefore: string[]): string {
   for (const t of notBefore) if (t > at) at = t
   return at
 }
+
+/** The most one advance may move a test clock: a year. */
+export const MAX_CLOCK_ADVANCE_SECONDS = 31_536_000

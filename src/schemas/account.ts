@@ -19,3 +19,27 @@ export const WebhookSecret = Type.Object({
 })
 export type AccountView = Static<typeof Account>
 export type WebhookSecretView = Static<typeof WebhookSecret>
+
+/** The body of POST /v2/accounts. */
+export const NewAccount = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100, description: "The account's name" }) },
+  { additionalProperties: false },
+)
+
+/** A new account, as POST /v2/accounts and `jackdaw account create --json` answer: its keys and webhook secrets. */
+export const NewAccountKeys = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  sk_test_key: Type.String(),
+  pk_test_key: Type.String(),
+  sk_live_key: Type.String(),
+  pk_live_key: Type.String(),
+  webhook_secret_test: Type.String({ description: 'Signs test-mode notify calls (whsec_…)' }),
+  webhook_secret_live: Type.String({ description: 'Signs live-mode notify calls (whsec_…)' }),
+})
+
+export const DeletedAccount = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('account'),
+  deleted: Type.Literal(true),
+})

@@ -3,9 +3,6 @@ import type { Db } from '../store/db.js'
 import type { Scope } from '../store/scope.js'
 import { advanceTestClock, testClockOffset } from '../store/test-clocks.js'
 
-/** The most one advance may move a test clock: a year. */
-export const MAX_CLOCK_ADVANCE_SECONDS = 31_536_000
-
 export interface TestClock {
   object: 'test_clock'
   /** the account's test-mode time, in the API's timestamp form */

@@ -525,6 +525,10 @@ describe('card number and expiry', () => {
 })
 
 describe('the source returned', () => {
+  // random hex ids and microsecond timestamps may hold any four digits: the code is looked for elsewhere
+  const withoutIdsAndTimes = (text: string) =>
+    text.replace(/[a-z]+_[0-9a-f]{32}/g, '').replace(/"\d{4}-\d{2}-\d{2}T[\d:.]+Z"/g, '')
+
   it('shows last4, the brand from the number and never the number or the security code', async () => {
     const cases: [string, string][] = [
       ['4242424242424242', 'visa'],
@@ -552,10 +556,10 @@ describe('the source returned', () => {
       expect(card).not.toHaveProperty('number')
       expect(card).not.toHaveProperty('cvc')
       expect(res.text).not.toContain(number)
-      expect(res.text).not.toContain('9817')
+      expect(withoutIdsAndTimes(res.text)).not.toContain('9817')
       const fetched = await t.sk.get(`/v2/sources/${res.body.id}`)
       expect(fetched.text).not.toContain(number)
-      expect(fetched.text).not.toContain('9817')
+      expect(withoutIdsAndTimes(fetched.text)).not.toContain('9817')
     }
   })
 

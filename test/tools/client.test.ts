@@ -19,6 +19,7 @@ import { type ListeningApp, listeningApp, recorder } from '../helpers/listening.
  * idempotency key that makes its retries safe, and 429, 503 and dropped connections are retried.
  */
 
+const ADMIN_TOKEN = 'operator-token-for-the-client-test'
 let t: ListeningApp
 let jackdaw: JackdawClient
 let receiver: Awaited<ReturnType<typeof recorder>>
@@ -28,7 +29,10 @@ const sent: { method: string; path: string; headers: Headers }[] = []
 
 beforeAll(async () => {
   receiver = await recorder(() => (failNotify ? 500 : 200))
-  t = await listeningApp({}, { notify: { schedule: [], timeoutMs: 2000, pollMs: 50 }, eventStream: { pollMs: 50 } })
+  t = await listeningApp(
+    {},
+    { notify: { schedule: [], timeoutMs: 2000, pollMs: 50 }, eventStream: { pollMs: 50 }, adminToken: ADMIN_TOKEN },
+  )
   jackdaw = createClient({
     apiKey: t.account.sk_test_key,
     baseUrl: t.url,
@@ -64,6 +68,41 @@ describe('the client against the service', () => {
     const rolled = await jackdaw.me.rollWebhookSecret()
     expect(rolled.secret).toMatch(/^whsec_/)
     expect((await jackdaw.me.retrieve()).webhook_secret).toBe(rolled.secret)
+  })
+
+  it("test clock: reads the account's clock and moves it forward", async () => {
+    const before = await jackdaw.testClock.retrieve()
+    expect(before).toMatchObject({ object: 'test_clock', offset_seconds: 0 })
+    const after = await jackdaw.testClock.advance({ seconds: 3600 })
+    expect(after.offset_seconds).toBe(3600)
+    expect(Date.parse(after.now) - Date.parse(before.now)).toBeGreaterThanOrEqual(3600_000)
+    const refused = await jackdaw.testClock.advance({ seconds: 0 }).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(JackdawError)
+    expect(refused).toMatchObject({ status: 422, code: 'parameter_invalid' })
+  })
+
+  it("accounts: the operator's token makes an account whose keys work, and removes it", async () => {
+    const operator = createClient({
+      apiKey: ADMIN_TOKEN,
+      baseUrl: t.url,
+      fetch: (input, init) => {
+        sent.push({
+          method: init?.method ?? 'GET',
+          path: new URL(String(input)).pathname,
+          headers: new Headers(init?.headers),
+        })
+        return fetch(input, init)
+      },
+    })
+    const made = await operator.accounts.create({ name: 'Client shop' })
+    const theirs = createClient({ apiKey: made.sk_test_key, baseUrl: t.url })
+    expect(await theirs.me.retrieve()).toMatchObject({ id: made.id, name: 'Client shop' })
+    expect(await operator.accounts.delete(made.id)).toEqual({ id: made.id, object: 'account', deleted: true })
+    await expect(
+      createClient({ apiKey: made.sk_test_key, baseUrl: t.url, maxRetries: 0 }).me.retrieve(),
+    ).rejects.toMatchObject({
+      status: 401,
+    })
   })
 
   it('sources: creates and retrieves; the public key may create', async () => {

@@ -1,36 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { Type } from 'typebox'
 import { AppError } from '../../errors.js'
+import { DeletedAccount, NewAccount, NewAccountKeys } from '../../schemas/account.js'
 import { IdParams, withErrors } from '../../schemas/common.js'
 import type { Services } from '../../services/index.js'
 import { keyFromHeader } from '../auth.js'
 
 /** The tag of the operations a test suite drives the service with; none of them touches live payments. */
 export const TEST_MODE_TAG = 'test-mode'
-
-const NewAccount = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 100, description: "The account's name" }) },
-  { additionalProperties: false },
-)
-
-const AccountKeys = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  sk_test_key: Type.String(),
-  pk_test_key: Type.String(),
-  sk_live_key: Type.String(),
-  pk_live_key: Type.String(),
-  webhook_secret_test: Type.String({ description: 'Signs test-mode notify calls (whsec_…)' }),
-  webhook_secret_live: Type.String({ description: 'Signs live-mode notify calls (whsec_…)' }),
-})
-
-const DeletedAccount = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('account'),
-  deleted: Type.Literal(true),
-})
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest()
 
@@ -74,7 +52,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: Services; admi
         security,
         summary: 'Make an account with its four keys and two webhook secrets (admin token)',
         body: NewAccount,
-        response: withErrors({ 201: AccountKeys }),
+        response: withErrors({ 201: NewAccountKeys }),
       },
     },
     async (req, reply) => {
