@@ -29,6 +29,8 @@ export interface StartOptions {
 export interface RunningJackdaw {
   /** where the API answers, e.g. http://127.0.0.1:41234 */
   url: string
+  /** the name of its database on the run's PostgreSQL, to look at with psql while a test runs */
+  database: string
   /** the account's four keys and two webhook secrets */
   keys: AccountKeys
   /** the typed client (jackdaw/client), with the account's test secret key */
@@ -68,6 +70,7 @@ export async function startJackdaw(options: StartOptions = {}): Promise<RunningJ
     const url = `http://127.0.0.1:${port}`
     return {
       url,
+      database: database.name,
       keys,
       client: createClient({ apiKey: keys.sk_test_key, baseUrl: url }),
       async close() {

@@ -73,8 +73,8 @@ async function startThrowawayServer(): Promise<EmbeddedServer> {
 }
 
 /** A fresh, migrated database on the process's PostgreSQL, and how to drop it. */
-export async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const { adminUrl, template } = await sharedServer()
   const name = await createDatabase(adminUrl, template)
-  return { url: databaseUrl(adminUrl, name), drop: () => dropDatabase(adminUrl, name) }
+  return { name, url: databaseUrl(adminUrl, name), drop: () => dropDatabase(adminUrl, name) }
 }

@@ -27,18 +27,20 @@ describe('startJackdaw', () => {
     } finally {
       await b.close()
     }
-    const databases = async () => {
+    // other test files make and drop databases on the same server meanwhile: a's is looked for by name
+    const exists = async (name: string) => {
       const admin = new pg.Client({ connectionString: process.env[POSTGRES_URL_VARIABLE] })
       await admin.connect()
       try {
-        return (await admin.query<{ datname: string }>('SELECT datname FROM pg_database')).rows.length
+        return (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rows.length === 1
       } finally {
         await admin.end()
       }
     }
-    const before = await databases()
+    expect(a.database).not.toBe(b.database)
+    expect(await exists(a.database)).toBe(true)
     await a.close()
-    expect(await databases()).toBe(before - 1)
+    expect(await exists(a.database)).toBe(false)
     await expect(fetch(`${a.url}/v2/me`)).rejects.toThrow()
   })
 })
