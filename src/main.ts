@@ -117,18 +117,12 @@ async function defaultAccount(config: Config, store: Store): Promise<TestKeys | 
     return keys
   }
   if (!embedded || !existsSync(keysFile)) return undefined
-  const kept = JSON.parse(readFileSync(keysFile, 'utf8')) as Omit<TestKeys, 'sk_test_key'> & {
-    sk_test_key_enc?: string
-    sk_test_key?: string
-  }
-  const keys = {
+  const kept = JSON.parse(readFileSync(keysFile, 'utf8')) as Omit<TestKeys, 'sk_test_key'> & { sk_test_key_enc: string }
+  return {
     account: kept.account,
     pk_test_key: kept.pk_test_key,
-    sk_test_key: kept.sk_test_key_enc ? store.vault.decrypt(kept.sk_test_key_enc) : (kept.sk_test_key ?? ''),
+    sk_test_key: store.vault.decrypt(kept.sk_test_key_enc),
   }
-  // a data directory from before the key was kept encrypted
-  if (kept.sk_test_key !== undefined) keep(keys)
-  return keys
 }
 
 /**
