@@ -22,6 +22,21 @@ export const CreateChargeBody = Type.Object(
       Type.String({ minLength: 1, maxLength: 100, description: 'The customer that owns a vaulted source' }),
     ),
     metadata: Type.Optional(Metadata),
+    cvc: Type.Optional(
+      Type.String({
+        pattern: '^[0-9]{3,4}$',
+        description:
+          "The card's security code, 3 or 4 digits, checked with this authorization (a saved card's own code is not kept); never stored",
+      }),
+    ),
+    redirect_url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description:
+          'Where the payer returns after a payer step when the source has no redirect: an https URL (http too in test mode)',
+      }),
+    ),
   },
   { additionalProperties: false },
 )

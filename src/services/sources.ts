@@ -1,33 +1,13 @@
 import type { Vault } from '../crypto/vault.js'
 import { cardExpired, cardProfile, luhnValid } from '../domain/card.js'
 import { idsBefore, newId } from '../domain/ids.js'
+import { redirectAddressProblem } from '../domain/redirect-address.js'
 import { AppError, invalidParams, notFound, type Violation } from '../errors.js'
 import { type CreateSourceInput, SOURCE_TYPES, type SourceView } from '../schemas/source.js'
 import type { Db } from '../store/db.js'
 import type { Scope } from '../store/scope.js'
 import * as sources from '../store/sources.js'
 import { sourceView } from './views.js'
-
-/**
- * Why a payer's browser may not be sent to `address` from a hosted page, or undefined when it
- * may: an absolute https address with a host and no credentials, or http in test mode. Without a
- * mode (a body whose schema failed, checked before its key's mode is at hand), http passes and
- * the service checks again. Other schemes (`intent:`, `blob:`, `javascript:`) and forms a browser
- * reads as relative (`http:evil.example`) are refused.
- */
-export function redirectAddressProblem(field: string, address: string, livemode?: boolean): string | undefined {
-  const wanted = livemode ? 'an https URL' : 'an https URL (or http, in test mode)'
-  if (!/^https?:\/\/[^/?#\\]/i.test(address)) return `redirect.${field} must be ${wanted}`
-  let parsed: URL
-  try {
-    parsed = new URL(address)
-  } catch {
-    return `redirect.${field} must be ${wanted}`
-  }
-  if (parsed.username || parsed.password) return `redirect.${field} must not carry credentials`
-  if (livemode && parsed.protocol !== 'https:') return `redirect.${field} must be an https URL in live mode`
-  return undefined
-}
 
 export type NotifyAddressCheck = (url: string, livemode: boolean) => Promise<string | undefined>
 
@@ -150,7 +130,8 @@ export function sourceBodyViolations(body: unknown, livemode?: boolean): Violati
   if (isObject(redirect)) {
     for (const field of ['success', 'fail'] as const) {
       const address = redirect[field]
-      const problem = typeof address === 'string' ? redirectAddressProblem(field, address, livemode) : undefined
+      const problem =
+        typeof address === 'string' ? redirectAddressProblem(`redirect.${field}`, address, livemode) : undefined
       if (problem) violations.push({ code: 'parameter_invalid', param: `redirect.${field}`, msg: problem })
     }
   }

@@ -28,6 +28,8 @@ export interface ChargeRow {
   processor_ref: string | null
   failure_data: Record<string, unknown> | null
   metadata: Record<string, unknown>
+  /** where the payer returns after a payer step when the source has no redirect */
+  redirect_url: string | null
   operation_key: string | null
   created_at: string
   updated_at: string
@@ -61,6 +63,7 @@ export const CHARGE_COLUMNS = [
   'processor_ref',
   'failure_data',
   'metadata',
+  'redirect_url',
   'operation_key',
   'created_at',
   'updated_at',
@@ -108,6 +111,7 @@ export interface NewCharge {
   capture: boolean
   require_auth: boolean
   metadata: object
+  redirect_url: string | null
   idempotency_key: string | null
 }
 
@@ -139,9 +143,11 @@ export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): P
        RETURNING s.updated_at
      ), charge AS (
        INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
-         description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key)
+         description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key,
+         redirect_url)
        SELECT $1::text, $2::text, $3::boolean, $4::text, $5::text, $6::bigint, $6::bigint, $7::text, $8::text,
-         $9::text, 'pending', $10::boolean, $11::boolean, 'authorize', $12::json, $13::text
+         $9::text, 'pending', $10::boolean, $11::boolean, 'authorize', $12::json, $13::text,
+         $14::text
        FROM usable
        RETURNING ${SELECT}
      )
@@ -161,6 +167,7 @@ export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): P
       c.require_auth,
       param('metadata', c.metadata),
       c.idempotency_key,
+      c.redirect_url,
     ],
   )
   const found = res.rows[0]

@@ -3,11 +3,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { formatAmount } from '../../domain/amount-format.js'
+import { redirectAddressProblem } from '../../domain/redirect-address.js'
 import { AppError } from '../../errors.js'
 import type { PayerStep } from '../../processor/processor.js'
 import type { HostedPageUrl } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
-import { redirectAddressProblem } from '../../services/sources.js'
 import { baseUrlOf } from '../base-url.js'
 import { pageCsp } from '../page-security.js'
 
@@ -139,11 +139,9 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
           )
       }
       if (!done) return notFound(reply)
-      const { charge: view, redirect } = done
-      const field = view.status === 'succeeded' ? 'success' : view.status === 'pending' ? undefined : 'fail'
-      const target = field && redirect?.[field]
+      const { charge: view, returnTo } = done
       // an address that breaks the scheme rules is never followed: the page says the outcome instead
-      if (target && !redirectAddressProblem(field, target, view.livemode)) return reply.redirect(target, 303)
+      if (returnTo && !redirectAddressProblem('redirect', returnTo, view.livemode)) return reply.redirect(returnTo, 303)
       if (view.status === 'pending') {
         return reply.redirect(view.source.action?.url ?? `${HOSTED_PATH}/${view.id}`, 303)
       }

@@ -102,7 +102,8 @@ function decision(charge: ChargeRow, result: AuthorizationResult, url: HostedPag
 export function authorizations(ctx: ChargeContext) {
   const { db, vault, events } = ctx
 
-  function paymentRequest(charge: ChargeRow, source: SourceWithCard): PaymentRequest {
+  /** `securityCode`: one sent with this request, checked instead of any the source still keeps. */
+  function paymentRequest(charge: ChargeRow, source: SourceWithCard, securityCode?: string): PaymentRequest {
     const card = source.card as { exp_month: string; exp_year: string; name: string } | null
     const owner = source.owner as { name?: string; billing?: { name?: string } } | null
     return {
@@ -119,7 +120,7 @@ export function authorizations(ctx: ChargeContext) {
         ? {
             card: {
               number: vault.decrypt(source.card_number_enc),
-              cvc: source.card_cvc_enc ? vault.decrypt(source.card_cvc_enc) : undefined,
+              cvc: securityCode ?? (source.card_cvc_enc ? vault.decrypt(source.card_cvc_enc) : undefined),
               expMonth: card.exp_month,
               expYear: card.exp_year,
             },
@@ -201,12 +202,13 @@ export function authorizations(ctx: ChargeContext) {
     source: SourceWithCard,
     url: HostedPageUrl,
     repeated: boolean,
+    securityCode?: string,
   ): Promise<ChargeView> {
     const processor = ctx.processorFor(scope.livemode)
     const result: AuthorizationResult =
       source.type === 'card' && !source.card_number_enc
         ? { outcome: 'declined', failure: CARD_UNAVAILABLE }
-        : await ask(processor, () => processor.authorize(paymentRequest(charge, source)), repeated)
+        : await ask(processor, () => processor.authorize(paymentRequest(charge, source, securityCode)), repeated)
     return record(scope, charge, source, result, url)
   }
 

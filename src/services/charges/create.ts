@@ -1,5 +1,6 @@
 import { newId } from '../../domain/ids.js'
 import { normalizeCurrency } from '../../domain/money.js'
+import { redirectAddressProblem } from '../../domain/redirect-address.js'
 import { AppError, invalidParams, type Violation } from '../../errors.js'
 import type { ChargeView, CreateChargeInput } from '../../schemas/charge.js'
 import { findAccount } from '../../store/accounts.js'
@@ -12,14 +13,26 @@ import type { Authorizations } from './authorization.js'
 import type { ChargeContext, HostedPageUrl } from './context.js'
 
 /**
- * The rule of a charge's body that its schema cannot state: the currency is one ISO 4217 knows. It
- * reads the body as it came, so that a refused body's answer names this problem as well as the
- * schema's.
+ * The rules of a charge's body that its schema cannot state: the currency is one ISO 4217 knows,
+ * and the payer's return address is one a browser may be sent to. It reads the body as it came, so
+ * that a refused body's answer names these problems as well as the schema's; without a mode (before
+ * the key's mode is at hand) http passes and the service checks again.
  */
-export function chargeBodyViolations(body: unknown): Violation[] {
-  const currency = typeof body === 'object' && body !== null ? (body as { currency?: unknown }).currency : undefined
-  if (typeof currency !== 'string' || normalizeCurrency(currency)) return []
-  return [{ code: 'parameter_invalid', param: 'currency', msg: 'currency is not the ISO 4217 code of a currency' }]
+export function chargeBodyViolations(body: unknown, livemode?: boolean): Violation[] {
+  const { currency, redirect_url } =
+    typeof body === 'object' && body !== null ? (body as { currency?: unknown; redirect_url?: unknown }) : {}
+  const violations: Violation[] = []
+  if (typeof currency === 'string' && !normalizeCurrency(currency)) {
+    violations.push({
+      code: 'parameter_invalid',
+      param: 'currency',
+      msg: 'currency is not the ISO 4217 code of a currency',
+    })
+  }
+  const problem =
+    typeof redirect_url === 'string' ? redirectAddressProblem('redirect_url', redirect_url, livemode) : undefined
+  if (problem) violations.push({ code: 'parameter_invalid', param: 'redirect_url', msg: problem })
+  return violations
 }
 
 /** An account name as a statement descriptor: pattern P, 3 to 100 characters. */
@@ -87,7 +100,7 @@ export function chargeCreation(
     idempotencyKey?: string,
   ): Promise<ChargeView> {
     ctx.processorFor(scope.livemode)
-    const [violation, ...more] = chargeBodyViolations(input)
+    const [violation, ...more] = chargeBodyViolations(input, scope.livemode)
     if (violation) throw invalidParams([violation, ...more])
 
     if (idempotencyKey) {
@@ -106,11 +119,13 @@ export function chargeCreation(
       capture: input.capture ?? true,
       require_auth: input.require_auth ?? true,
       metadata: input.metadata ?? {},
+      redirect_url: input.redirect_url ?? null,
       idempotency_key: idempotencyKey ?? null,
     }
     const { charge, source } = await insertCharge(db, scope, fields)
     if (!charge || !source) throw await whyNotTaken(db, scope, input, source)
-    return auth.authorize(scope, charge, source, url, false)
+    // the security code sent with the charge serves this authorization only: it is never stored
+    return auth.authorize(scope, charge, source, url, false, input.cvc)
   }
 
   return { create }

@@ -25,10 +25,26 @@ export interface HostedChargeView {
   step?: PayerStep | undefined
 }
 
-/** Where a payer's browser goes once the hosted page is answered. */
+/** The charge once the hosted page is answered, and where the payer's browser goes then. */
 export interface HostedAnswer {
   charge: ChargeView
-  redirect: { success?: string; fail?: string } | null
+  /** undefined while the charge waits still, or when neither the source nor the charge says */
+  returnTo?: string | undefined
+}
+
+/**
+ * Where a decided charge's payer returns: the source's own redirect for the outcome, else the
+ * charge's `redirect_url`, told which charge and how it ended (as `charge` and `status`).
+ */
+export function payerReturnAddress(charge: ChargeView, redirectUrl: string | null): string | undefined {
+  if (charge.status === 'pending') return undefined
+  const own = charge.source.redirect?.[charge.status === 'succeeded' ? 'success' : 'fail']
+  if (own) return own
+  if (!redirectUrl) return undefined
+  const address = new URL(redirectUrl)
+  address.searchParams.set('charge', charge.id)
+  address.searchParams.set('status', charge.status)
+  return address.href
 }
 
 const otpAttemptsExceeded = (attempts: number): AuthorizationResult => ({
@@ -181,7 +197,7 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
       },
       url,
     )
-    return { charge, redirect: charge.source.redirect ?? null }
+    return { charge, returnTo: payerReturnAddress(charge, row.redirect_url) }
   }
 
   return { verify, testDecide, hostedCharge, hostedAnswer }
