@@ -28,6 +28,7 @@ import { hostedPageUrl, hostedRoutes } from './http/routes/hosted.js'
 import { meRoutes } from './http/routes/me.js'
 import { sourceRoutes } from './http/routes/sources.js'
 import { testClockRoutes } from './http/routes/test-clock.js'
+import { serializerCompiler } from './http/serialization.js'
 import { validationError, validatorCompiler } from './http/validation.js'
 import { type DeliveryWorker, type DeliveryWorkerSettings, startDeliveryWorker } from './notify/worker.js'
 import { buildServices, type ServiceOptions, type Services } from './services/index.js'
@@ -132,6 +133,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.decorateRequest('presented', null)
 
   app.setValidatorCompiler(validatorCompiler)
+  app.setSerializerCompiler(serializerCompiler)
   app.setSchemaErrorFormatter((errors, part) => validationError(part, errors as never))
 
   // An empty body is no body (clients send Content-Type on bodiless POSTs); JSON parsing refuses

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { Ajv, type ErrorObject } from 'ajv'
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FastifySchemaCompiler } from 'fastify'
 import { AppError, type ErrorCode, problemsMessage, type ValidationDetail } from '../errors.js'
 
@@ -61,10 +61,15 @@ function unstorable(data: unknown): ErrorObject[] {
   return problems
 }
 
-/** Bodies are JSON and keep their types; query strings, params and headers are text to convert. */
+/**
+ * Bodies are JSON and keep their types; query strings, params and headers are text to convert.
+ * A schema is compiled at its first request, as serializers are (serialization.ts), and once per
+ * process: Ajv keeps what it compiled by schema.
+ */
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema)
+  let validate: ValidateFunction | undefined
   const checked = (data: unknown): boolean => {
+    validate ??= (httpPart === 'body' ? bodyAjv : textAjv).compile(schema)
     const valid = validate(data) as boolean
     const problems = unstorable(data)
     checked.errors = problems.length > 0 ? [...(validate.errors ?? []), ...problems] : validate.errors

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Db } from './db.js'
@@ -19,6 +20,13 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
       sql: readFileSync(`${dir}/${f}`, 'utf8'),
     }))
     .sort((a, b) => a.version - b.version)
+}
+
+/** A digest of every migration's name and text: databases migrated by the same set share it. */
+export function migrationsDigest(): string {
+  const digest = createHash('sha256')
+  for (const m of loadMigrations()) digest.update(`${m.name}\n${m.sql}\n`)
+  return digest.digest('hex')
 }
 
 /**

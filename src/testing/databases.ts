@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { openPostgres } from '../store/db.js'
-import { migrate } from '../store/migrate.js'
+import { migrate, migrationsDigest } from '../store/migrate.js'
 
 /** Where the tests' PostgreSQL is, and the migrated database each test database is cloned from. */
 export interface TestDatabase {
@@ -47,4 +47,29 @@ export async function createTemplate(adminUrl: string): Promise<string> {
     await db.close()
   }
   return name
+}
+
+/** the advisory lock, on the server's `postgres` database, of the process making the shared template */
+const TEMPLATE_LOCK = 7316003
+const TEMPLATE_PREFIX = 'jackdaw_template_'
+
+/**
+ * The migrated template of a migration set (this version's unless told) on the server `adminUrl`
+ * names, shared by every process of a run and by later runs: made once, by whichever process comes
+ * first, under another name and renamed when whole, so no process ever clones half a template.
+ * Templates of other versions are left alone: a run of another version may be cloning them.
+ */
+export async function sharedTemplate(adminUrl: string, digest = migrationsDigest()): Promise<string> {
+  const name = `${TEMPLATE_PREFIX}${digest.slice(0, 16)}`
+  return admin(adminUrl, async (c) => {
+    const exists = async () => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rows.length > 0
+    if (await exists()) return name
+    await c.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK])
+    try {
+      if (!(await exists())) await c.query(`ALTER DATABASE ${await createTemplate(adminUrl)} RENAME TO ${name}`)
+      return name
+    } finally {
+      await c.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK])
+    }
+  })
 }

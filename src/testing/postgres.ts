@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { type EmbeddedServer, startEmbedded } from '../store/embedded.js'
-import { createDatabase, createTemplate, databaseUrl, dropDatabase } from './databases.js'
+import { createDatabase, databaseUrl, dropDatabase, sharedTemplate } from './databases.js'
 
 /**
  * Settings of a PostgreSQL server whose data need not outlive the test run: nothing is flushed to
@@ -28,14 +28,14 @@ let shared: Promise<SharedServer> | undefined
 /**
  * The process's PostgreSQL for test databases, started at the first call and reused: the server
  * JACKDAW_TESTING_POSTGRES_URL names, or an embedded one in a temporary directory, stopped and
- * removed when the process ends. A database migrated once serves as the template of every test
- * database.
+ * removed when the process ends. A database migrated once per server and migration set serves as
+ * the template of every test database.
  */
 function sharedServer(): Promise<SharedServer> {
   shared ??= (async () => {
     let adminUrl = process.env[POSTGRES_URL_VARIABLE]
     if (!adminUrl) adminUrl = (await startThrowawayServer()).url
-    return { adminUrl, template: await createTemplate(adminUrl) }
+    return { adminUrl, template: await sharedTemplate(adminUrl) }
   })()
   shared.catch(() => {
     shared = undefined

@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client/api.js'
+import { loadMigrations } from '../../src/store/migrate.js'
+import { databaseUrl, sharedTemplate } from '../../src/testing/databases.js'
 import { POSTGRES_URL_VARIABLE, startJackdaw } from '../../src/testing/index.js'
 import { runToEnd } from '../helpers/process.js'
 
@@ -42,6 +45,30 @@ describe('startJackdaw', () => {
     await a.close()
     expect(await exists(a.database)).toBe(false)
     await expect(fetch(`${a.url}/v2/me`)).rejects.toThrow()
+  })
+})
+
+describe('the template databases are cloned from', () => {
+  it('is made once per server and migration set, however many processes ask at once', async () => {
+    const adminUrl = process.env[POSTGRES_URL_VARIABLE] as string
+    const digest = randomBytes(8).toString('hex')
+    const names = await Promise.all([1, 2, 3, 4].map(() => sharedTemplate(adminUrl, digest)))
+    expect(new Set(names)).toEqual(new Set([`jackdaw_template_${digest}`]))
+    const admin = new pg.Client({ connectionString: adminUrl })
+    await admin.connect()
+    try {
+      const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [names[0]])
+      expect(found.rows).toHaveLength(1)
+      const template = new pg.Client({ connectionString: databaseUrl(adminUrl, names[0] as string) })
+      await template.connect()
+      const applied = await template.query('SELECT count(*)::int AS n FROM schema_migrations')
+      await template.end()
+      expect(applied.rows[0].n).toBe(loadMigrations().length)
+      expect(await sharedTemplate(adminUrl, digest)).toBe(names[0])
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${names[0]}`)
+      await admin.end()
+    }
   })
 })
 
