@@ -68,6 +68,16 @@ function modeOf(file: string): string {
 }
 
 /**
+ * Makes the missing directories above `dir`, one level at a time: Node's recursive mkdir never
+ * returns where a parent can be neither found nor made (under /proc).
+ */
+function makeParents(dir: string) {
+  const missing: string[] = []
+  for (let d = path.dirname(dir); !existsSync(d) && path.dirname(d) !== d; d = path.dirname(d)) missing.unshift(d)
+  for (const d of missing) mkdirSync(d)
+}
+
+/**
  * Makes the data directory (0700) or checks the one there: the service's alone, writable, not a
  * store of an earlier Jackdaw version. Returns its absolute path.
  */
@@ -75,7 +85,7 @@ export function prepareDataDir(dir: string, account: Account | undefined): strin
   const abs = path.resolve(dir)
   if (!existsSync(abs)) {
     try {
-      mkdirSync(path.dirname(abs), { recursive: true })
+      makeParents(abs)
       mkdirSync(abs, { mode: 0o700 })
     } catch (err) {
       throw new EmbeddedStoreError(`cannot make the data directory ${abs}: ${(err as Error).message}`)

@@ -170,6 +170,14 @@ describe('the embedded PostgreSQL server', () => {
     expect(await s.service.stop()).toBe(0)
   }, 120_000)
 
+  it('refuses a data directory it cannot make, saying why', async () => {
+    // no directory can be made under /proc: the start ends at once rather than trying forever
+    const dir = '/proc/jackdaw-data-dir/data'
+    const run = await runToEnd(['src/main.ts'], envOf(dir))
+    expect(run.code).toBe(1)
+    expect(run.output).toContain(`cannot make the data directory ${dir}`)
+  }, 60_000)
+
   it('refuses a data directory that is a file', async () => {
     const file = path.join(root, 'a-file')
     writeFileSync(file, '')
