@@ -101,6 +101,11 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
       erased += pass.erased
       if (pass.seen < 500) break
     }
+    for (let i = 0; i < 40; i++) {
+      const ahead = await sources.eraseOldTestCardData(db, retentionMs, 500)
+      erased += ahead
+      if (ahead < 500) break
+    }
     return erased
   }
 

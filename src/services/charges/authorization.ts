@@ -7,6 +7,7 @@ import { recordAuthorizationOutcome } from '../../store/authorization-outcomes.j
 import { type ChargePatch, type ChargeRow, settleReversal } from '../../store/charges.js'
 import type { Scope } from '../../store/scope.js'
 import type { SourceRow, SourceWithCard } from '../../store/sources.js'
+import { accountNow } from '../../store/test-clocks.js'
 import type { AuthorizationResult, ChargeContext, HostedPageUrl, StoredAction } from './context.js'
 import { chargeView } from './views.js'
 
@@ -152,7 +153,12 @@ export function authorizations(ctx: ChargeContext) {
     result: AuthorizationResult,
     url: HostedPageUrl,
   ): Promise<ChargeView> {
-    const at = timestampNow(charge.updated_at, source.updated_at)
+    // in test mode, the account's time, which a test clock may have moved past the real time
+    const accountTime = await accountNow(db, scope)
+    const at =
+      accountTime === undefined
+        ? timestampNow(charge.updated_at, source.updated_at)
+        : [charge.updated_at, source.updated_at].reduce((a, b) => (b > a ? b : a), accountTime)
     const { patch, eventType } = decision(charge, result, url)
     const cvcCheck = result.outcome === 'unknown' ? undefined : result.cvcCheck
     const checked = cvcCheck === 'pass' || cvcCheck === 'fail' ? cvcCheck : undefined
