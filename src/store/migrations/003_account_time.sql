@@ -21,24 +21,24 @@ CREATE SEQUENCE test_clock_advances;
 
 -- Test-mode rows are stamped on the account's time. The statements write now() (or leave the
 -- column to its default); a time the service worked out itself is already the account's and is
--- kept. An update never moves updated_at back.
+-- kept. An update never moves updated_at back. A row of no account is left to its foreign key.
 CREATE FUNCTION stamp_test_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF NEW.created_at = now() THEN NEW.created_at := account_now(NEW.account_id, false); END IF;
-  IF NEW.updated_at = now() THEN NEW.updated_at := account_now(NEW.account_id, false); END IF;
+  IF NEW.created_at = now() THEN NEW.created_at := coalesce(account_now(NEW.account_id, false), now()); END IF;
+  IF NEW.updated_at = now() THEN NEW.updated_at := coalesce(account_now(NEW.account_id, false), now()); END IF;
   RETURN NEW;
 END $$;
 
 CREATE FUNCTION stamp_test_created() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF NEW.created_at = now() THEN NEW.created_at := account_now(NEW.account_id, false); END IF;
+  IF NEW.created_at = now() THEN NEW.created_at := coalesce(account_now(NEW.account_id, false), now()); END IF;
   RETURN NEW;
 END $$;
 
 CREATE FUNCTION stamp_test_update() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NEW.updated_at = now() AND NEW.updated_at IS DISTINCT FROM OLD.updated_at THEN
-    NEW.updated_at := GREATEST(OLD.updated_at, account_now(NEW.account_id, false));
+    NEW.updated_at := GREATEST(OLD.updated_at, coalesce(account_now(NEW.account_id, false), now()));
   END IF;
   RETURN NEW;
 END $$;
@@ -49,7 +49,9 @@ DECLARE
   t timestamptz;
 BEGIN
   IF NEW.updated_at <> now() AND (TG_OP = 'UPDATE' OR NEW.created_at <> now()) THEN RETURN NEW; END IF;
-  SELECT account_now(c.account_id, c.livemode) INTO t FROM charges c WHERE c.id = NEW.charge_id;
+  -- (no such charge: the foreign key refuses the row)
+  SELECT coalesce(account_now(c.account_id, c.livemode), now()) INTO t FROM charges c WHERE c.id = NEW.charge_id;
+  t := coalesce(t, now());
   IF TG_OP = 'INSERT' THEN
     IF NEW.created_at = now() THEN NEW.created_at := t; END IF;
     IF NEW.updated_at = now() THEN NEW.updated_at := t; END IF;
