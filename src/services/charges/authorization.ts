@@ -158,7 +158,7 @@ export function authorizations(ctx: ChargeContext) {
     const at =
       accountTime === undefined
         ? timestampNow(charge.updated_at, source.updated_at)
-        : [charge.updated_at, source.updated_at].reduce((a, b) => (b > a ? b : a), accountTime)
+        : ([accountTime, charge.updated_at, source.updated_at].sort().at(-1) as string)
     const { patch, eventType } = decision(charge, result, url)
     const cvcCheck = result.outcome === 'unknown' ? undefined : result.cvcCheck
     const checked = cvcCheck === 'pass' || cvcCheck === 'fail' ? cvcCheck : undefined
@@ -173,7 +173,7 @@ export function authorizations(ctx: ChargeContext) {
     }
     // refunds come only after an authorization, so there are none yet
     const view = chargeView({ ...charge, ...patch, processing: null, updated_at: at }, settled, [])
-    const event = events.prepare(scope, eventType, view, at)
+    const event = await events.prepare(scope, eventType, view, at)
     await recordAuthorizationOutcome(db, {
       scope,
       chargeId: charge.id,
