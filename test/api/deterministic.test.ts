@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Client, cardSource, client, type Json, type TestApp, testApp } from '../helpers/app.js'
+import { type Client, cardSource, client, type Json, REDIRECT, type TestApp, testApp } from '../helpers/app.js'
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789'
 const START = '2030-01-01T00:00:00.000000Z'
@@ -113,6 +113,22 @@ describe('a deterministic account', () => {
     for (const id of [customer.id, later.id]) expect(id).toMatch(/^cus_[0-9a-f]{32}$/)
     expect(later.id > customer.id).toBe(true)
     expect((await sk.get('/v2/customers/')).body.data.map((c: Json) => c.id)).toEqual([later.id, customer.id])
+  })
+
+  it("gives a payer's step the same hosted-page address on a replay", async () => {
+    const pending = async (c: Client) => {
+      const src = await c.post('/v2/sources/', { ...cardSource({ number: '4000000000003220' }), redirect: REDIRECT })
+      return c.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id })
+    }
+    const a = await pending((await account({ deterministic: true, seed: 'payer-step' })).sk)
+    const b = await pending((await account({ deterministic: true, seed: 'payer-step' }, u)).sk)
+    expect(a.body.status).toBe('pending')
+    const page = new URL(a.body.source.action.url)
+    expect(page.pathname).toBe(`/v2/hosted/charges/${a.body.id}`)
+    expect(page.searchParams.get('token')).toMatch(/^[0-9a-f]{48}$/)
+    expect(b.text).toBe(a.text)
+    // and the page opens with it
+    expect((await client(t.app).get(page.pathname + page.search)).status).toBe(200)
   })
 
   it('reads an integer seed as its decimal text', async () => {

@@ -5,6 +5,7 @@ import type { ChargeView } from '../../schemas/charge.js'
 import type { SourceType } from '../../schemas/source.js'
 import { recordAuthorizationOutcome } from '../../store/authorization-outcomes.js'
 import { type ChargePatch, type ChargeRow, settleReversal } from '../../store/charges.js'
+import { seededToken } from '../../store/ids.js'
 import type { Scope } from '../../store/scope.js'
 import type { SourceRow, SourceWithCard } from '../../store/sources.js'
 import { accountNow } from '../../store/test-clocks.js'
@@ -63,7 +64,7 @@ function actionFor(step: StoredAction['step'], chargeId: string, token: string, 
 }
 
 /** What an authorization's result sets on its charge, and the event that says so. */
-function decision(charge: ChargeRow, result: AuthorizationResult, url: HostedPageUrl) {
+function decision(charge: ChargeRow, result: AuthorizationResult, url: HostedPageUrl, pageToken: () => string) {
   // A decided charge keeps its page token (its action is cleared): the payer's link then shows
   // the outcome, and a second answer there is refused as charge_not_pending, not taken as unknown.
   if (result.outcome === 'authorized') {
@@ -79,7 +80,7 @@ function decision(charge: ChargeRow, result: AuthorizationResult, url: HostedPag
     return { patch, eventType: 'charge.succeeded' }
   }
   if (result.outcome === 'action_required') {
-    const token = randomBytes(24).toString('hex')
+    const token = pageToken()
     const action = actionFor(result.step, charge.id, token, url)
     const patch: ChargePatch = {
       processing: null,
@@ -159,7 +160,9 @@ export function authorizations(ctx: ChargeContext) {
       accountTime === undefined
         ? timestampNow(charge.updated_at, source.updated_at)
         : ([accountTime, charge.updated_at, source.updated_at].sort().at(-1) as string)
-    const { patch, eventType } = decision(charge, result, url)
+    // a deterministic account's page token comes from its seed, as its ids do
+    const seeded = result.outcome === 'action_required' ? await seededToken(db, scope) : undefined
+    const { patch, eventType } = decision(charge, result, url, () => seeded ?? randomBytes(24).toString('hex'))
     const cvcCheck = result.outcome === 'unknown' ? undefined : result.cvcCheck
     const checked = cvcCheck === 'pass' || cvcCheck === 'fail' ? cvcCheck : undefined
     const bankAccount = result.outcome === 'authorized' ? result.bankAccount : undefined
