@@ -111,9 +111,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const options: ServiceOptions = { ...deps.options }
   let sweepAtOnce: (() => void) | undefined
   const outerClock = options.onTestClockAdvanced
+  // an advance may have made charges overdue and notify calls due: they are seen to now
   options.onTestClockAdvanced = () => {
     outerClock?.()
     sweepAtOnce?.()
+    worker?.wake()
   }
   if (deps.notify) {
     const outer = options.onNotifyQueued
@@ -219,7 +221,6 @@ export async function createApp(deps: AppDeps): Promise<App> {
 
   if (deps.recovery) {
     const sweep = recoverySweep(services, deps.recovery, (err) => app.log.error({ err }, 'recovery sweep failed'))
-    // an advanced test clock may have made charges overdue: they are swept now
     sweepAtOnce = () => sweep.now()
     app.addHook('onReady', async () => sweep.start())
     app.addHook('onClose', () => sweep.stop())

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { BYTE_HEX, randomUint32 } from '../crypto/random.js'
 
 export const ID_PREFIX = {
@@ -63,4 +64,16 @@ export function idsBefore(kind: IdKind, ms: number): string {
 /** The pattern of one kind of id, for path and body schemas. */
 export function idPattern(kind: IdKind): string {
   return `^${ID_PREFIX[kind]}[0-9a-f]{32}$`
+}
+
+/**
+ * A deterministic account's test-mode id: the same format, with the account's test-clock time in
+ * milliseconds, then its count of ids made so far (8 hex) and 12 hex of a hash of seed and count.
+ * Its test clock never goes back and the count only rises, so these ids sort by creation too; the
+ * same seed and the same requests in the same order make the same ids.
+ */
+export function seededId(kind: IdKind, seed: string, counter: number, ms: number): string {
+  const mix = createHash('sha256').update(`${seed}\u0000${counter}`).digest('hex').slice(0, 12)
+  const count = (counter % TWO_32).toString(16).padStart(8, '0')
+  return `${ID_PREFIX[kind]}${Math.floor(ms).toString(16).padStart(12, '0')}${count}${mix}`
 }

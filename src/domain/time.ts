@@ -23,3 +23,9 @@ export function timestampNow(...notBefore: string[]): string {
 
 /** The most one advance may move a test clock: a year. */
 export const MAX_CLOCK_ADVANCE_SECONDS = 31_536_000
+
+/**
+ * Where a deterministic account's test clock starts: a fixed instant, so that its times are the
+ * same on every run; the clock then moves only when advanced.
+ */
+export const DETERMINISTIC_CLOCK_START = '2030-01-01T00:00:00.000000Z'

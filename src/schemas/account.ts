@@ -22,9 +22,27 @@ export type WebhookSecretView = Static<typeof WebhookSecret>
 
 /** The body of POST /v2/accounts. */
 export const NewAccount = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 100, description: "The account's name" }) },
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, description: "The account's name" }),
+    deterministic: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: the account's test-mode ids come from `seed` and a counter, and its test clock starts at 2030-01-01T00:00:00Z and moves only when advanced, so the same requests in the same order get the same answers",
+      }),
+    ),
+    seed: Type.Optional(
+      Type.Union(
+        [Type.String({ minLength: 1, maxLength: 100 }), Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })],
+        {
+          description:
+            'With deterministic: true (and only then, which it needs), what its ids are made from; an integer is read as its decimal text',
+        },
+      ),
+    ),
+  },
   { additionalProperties: false },
 )
+export type NewAccountBody = Static<typeof NewAccount>
 
 /** A new account, as POST /v2/accounts and `jackdaw account create --json` answer: its keys and webhook secrets. */
 export const NewAccountKeys = Type.Object({

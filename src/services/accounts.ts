@@ -1,6 +1,7 @@
 import type { Vault } from '../crypto/vault.js'
 import { newId } from '../domain/ids.js'
 import { hashApiKey, type KeyKind, keyHint, newApiKey, newWebhookSecret, parseApiKey } from '../domain/keys.js'
+import { DETERMINISTIC_CLOCK_START } from '../domain/time.js'
 import { AppError, notFound } from '../errors.js'
 import * as accounts from '../store/accounts.js'
 import type { Db } from '../store/db.js'
@@ -52,7 +53,12 @@ export function accountService(deps: { db: Db; vault: Vault }) {
   const { db, vault } = deps
   const keyCache = new Map<string, { caller: Caller; until: number }>()
 
-  async function create(name: string): Promise<AccountKeys> {
+  /**
+   * With `deterministic`, the account's test-mode ids come from the seed and its test clock starts
+   * at DETERMINISTIC_CLOCK_START and stands still between advances; its keys and secrets are
+   * random all the same.
+   */
+  async function create(name: string, deterministic?: { seed: string | number }): Promise<AccountKeys> {
     const keys = {
       sk_test_key: newApiKey('secret', false),
       pk_test_key: newApiKey('public', false),
@@ -61,7 +67,7 @@ export function accountService(deps: { db: Db; vault: Vault }) {
     }
     const secrets = { test: newWebhookSecret(), live: newWebhookSecret() }
     const id = newId('account')
-    await db.transaction((tx) =>
+    const made = await db.transaction((tx) =>
       accounts.insertAccount(
         tx,
         {
@@ -76,8 +82,16 @@ export function accountService(deps: { db: Db; vault: Vault }) {
           const parsed = parseApiKey(key) as NonNullable<ReturnType<typeof parseApiKey>>
           return { hash: hashApiKey(key), kind: parsed.kind, livemode: parsed.livemode, hint: keyHint(key) }
         }),
+        deterministic && { seed: String(deterministic.seed), clockStart: DETERMINISTIC_CLOCK_START },
       ),
     )
+    if (!made) {
+      throw new AppError(
+        'parameter_invalid',
+        'Another account has this seed: a seed makes the same ids in every account, and an id names one object; pick another seed (or run the replay on a service of its own)',
+        { param: 'seed' },
+      )
+    }
     return { id, name, ...keys, webhook_secret_test: secrets.test, webhook_secret_live: secrets.live }
   }
 

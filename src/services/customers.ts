@@ -1,8 +1,8 @@
-import { newId } from '../domain/ids.js'
 import { AppError, notFound } from '../errors.js'
 import type { CreateCustomerInput, CustomerView, UpdateCustomerInput } from '../schemas/customer.js'
 import * as customers from '../store/customers.js'
 import type { Db, Queryable } from '../store/db.js'
+import { makeId } from '../store/ids.js'
 import type { Page, PageRequest } from '../store/list.js'
 import type { Scope } from '../store/scope.js'
 import * as sources from '../store/sources.js'
@@ -32,7 +32,7 @@ export function customerService(deps: { db: Db }) {
 
   async function create(scope: Scope, input: CreateCustomerInput): Promise<CustomerView> {
     const row = await customers.insertCustomer(db, scope, {
-      id: newId('customer'),
+      id: await makeId(db, scope, 'customer'),
       email: input.email,
       description: input.description,
       mobile_number: input.mobile_number,

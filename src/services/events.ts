@@ -1,4 +1,3 @@
-import { newId } from '../domain/ids.js'
 import { notFound } from '../errors.js'
 import { deliveryFor, enqueueDelivery } from '../notify/outbox.js'
 import type { ChargeView } from '../schemas/charge.js'
@@ -7,6 +6,7 @@ import type { EventToStore } from '../store/authorization-outcomes.js'
 import type { Db, Queryable } from '../store/db.js'
 import type { EventRow } from '../store/events.js'
 import * as events from '../store/events.js'
+import { makeId } from '../store/ids.js'
 import type { Page, PageRequest } from '../store/list.js'
 import type { Scope } from '../store/scope.js'
 
@@ -27,7 +27,7 @@ export interface EventRecorder {
   /** Stores an event with its notify call (when the charge's source has a notify address). */
   record(tx: Queryable, scope: Scope, type: string, charge: ChargeView): Promise<EventView>
   /** The same, as values for a caller that stores them in its own statement, made at `at`. */
-  prepare(scope: Scope, type: string, charge: ChargeView, at: string): EventToStore
+  prepare(scope: Scope, type: string, charge: ChargeView, at: string): Promise<EventToStore>
   /** Tells the delivery worker of a notify call such a caller stored. */
   stored(event: EventToStore): void
 }
@@ -44,7 +44,12 @@ export function eventService(deps: {
 
   const recorder: EventRecorder = {
     async record(tx, scope, type, charge) {
-      const row = await events.insertEvent(tx, scope, { id: newId('event'), type, chargeId: charge.id, data: charge })
+      const row = await events.insertEvent(tx, scope, {
+        id: await makeId(tx, scope, 'event'),
+        type,
+        chargeId: charge.id,
+        data: charge,
+      })
       const view = eventView(row)
       const url = charge.source.redirect?.notify
       if (url) {
@@ -53,11 +58,16 @@ export function eventService(deps: {
       }
       return view
     },
-    prepare(scope, type, charge, at) {
-      const id = newId('event')
+    async prepare(scope, type, charge, at) {
+      const id = await makeId(db, scope, 'event')
       const url = charge.source.redirect?.notify
       const view = eventView({ id, livemode: scope.livemode, type, charge_id: charge.id, data: charge, created_at: at })
-      return { id, type, data: charge, delivery: url ? deliveryFor(view, url) : undefined }
+      return {
+        id,
+        type,
+        data: charge,
+        delivery: url ? deliveryFor(view, url, await makeId(db, scope, 'delivery')) : undefined,
+      }
     },
     stored(event) {
       if (event.delivery) deps.onNotifyQueued?.()

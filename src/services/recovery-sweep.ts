@@ -6,7 +6,14 @@ export interface RecoverySweepSettings {
   payerTimeoutMs?: number | undefined
   /** card data is erased this long after its source was made (docs/api.md, card data) */
   cardDataRetentionMs?: number | undefined
+  /**
+   * how often to look whether a test clock was advanced in another process (DEFAULT_CLOCK_POLL_MS
+   * when absent): the sweep then runs at once, as after an advance in this process
+   */
+  clockPollMs?: number | undefined
 }
+
+export const DEFAULT_CLOCK_POLL_MS = 500
 
 export interface RecoverySweep {
   /** sweeps at once, then `intervalMs` after each sweep ends */
@@ -29,6 +36,8 @@ export function recoverySweep(
   onError: (err: unknown) => void,
 ): RecoverySweep {
   let timer: NodeJS.Timeout | undefined
+  let clockPoll: NodeJS.Timeout | undefined
+  let advances: string | undefined
   let running: Promise<unknown> = Promise.resolve()
   const sweep = () => {
     // the erasure of old card data and of old idempotency records goes on whatever becomes of
@@ -46,17 +55,33 @@ export function recoverySweep(
     })
     return running
   }
+  const sweepNow = () => {
+    running = running.then(() => timer && sweep())
+  }
+  // one cheap read of a sequence: an advance anywhere moves it on
+  const pollClocks = async () => {
+    try {
+      const seen = await services.testClock.advances()
+      if (advances !== undefined && seen !== advances) sweepNow()
+      advances = seen
+    } catch (err) {
+      onError(err)
+    }
+    if (clockPoll) clockPoll.refresh()
+  }
   return {
-    now() {
-      running = running.then(() => timer && sweep())
-    },
+    now: sweepNow,
     start() {
       timer = setTimeout(sweep, settings.intervalMs)
+      clockPoll = setTimeout(pollClocks, settings.clockPollMs ?? DEFAULT_CLOCK_POLL_MS)
+      void pollClocks()
       sweep()
     },
     async stop() {
       clearTimeout(timer)
+      clearTimeout(clockPoll)
       timer = undefined
+      clockPoll = undefined
       await running
     },
   }

@@ -1,10 +1,11 @@
 import type { Vault } from '../crypto/vault.js'
 import { cardExpired, cardProfile, luhnValid } from '../domain/card.js'
-import { idsBefore, newId } from '../domain/ids.js'
+import { idsBefore } from '../domain/ids.js'
 import { redirectAddressProblem } from '../domain/redirect-address.js'
 import { AppError, invalidParams, notFound, type Violation } from '../errors.js'
 import { type CreateSourceInput, SOURCE_TYPES, type SourceView } from '../schemas/source.js'
 import type { Db } from '../store/db.js'
+import { makeId } from '../store/ids.js'
 import type { Scope } from '../store/scope.js'
 import * as sources from '../store/sources.js'
 import { sourceView } from './views.js'
@@ -37,7 +38,7 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
       const { number, cvc, ...shown } = c
       card = {
         object: 'card',
-        id: newId('card'),
+        id: await makeId(db, scope, 'card'),
         ...shown,
         last4: number.slice(-4),
         ...cardProfile(number, scope.livemode),
@@ -48,7 +49,7 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
     }
 
     const row = await sources.insertSource(db, scope, {
-      id: newId('source'),
+      id: await makeId(db, scope, 'source'),
       type: input.type,
       card,
       cardNumberEnc: numberEnc,
@@ -80,6 +81,11 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
       const pass = await sources.eraseOldCardData(db, before, 500)
       erased += pass.erased
       if (pass.seen < 500) break
+    }
+    for (let i = 0; i < 40; i++) {
+      const ahead = await sources.eraseOldTestCardData(db, retentionMs, 500)
+      erased += ahead
+      if (ahead < 500) break
     }
     return erased
   }

@@ -1,18 +1,13 @@
 import { AppError } from '../errors.js'
 import type { Db } from '../store/db.js'
 import type { Scope } from '../store/scope.js'
-import { advanceTestClock, testClockOffset } from '../store/test-clocks.js'
+import { advanceTestClock, type ClockReading, testClock, testClockAdvances } from '../store/test-clocks.js'
 
 export interface TestClock {
   object: 'test_clock'
   /** the account's test-mode time, in the API's timestamp form */
   now: string
   offset_seconds: number
-}
-
-/** `ms` since the epoch in the API's timestamp form, to the microsecond. */
-function timestampAt(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 23)}000Z`
 }
 
 /**
@@ -28,15 +23,15 @@ export function testClockService(deps: { db: Db; onAdvanced?: (() => void) | und
     if (scope.livemode) throw new AppError('route_missing', `No route ${route}`)
   }
 
-  const clockOf = (offset: number | undefined): TestClock => {
-    if (offset === undefined) throw new AppError('api_key_invalid', 'Invalid API key provided')
-    return { object: 'test_clock', now: timestampAt(Date.now() + offset * 1000), offset_seconds: offset }
+  const clockOf = (reading: ClockReading | undefined): TestClock => {
+    if (reading === undefined) throw new AppError('api_key_invalid', 'Invalid API key provided')
+    return { object: 'test_clock', now: reading.now, offset_seconds: reading.offset }
   }
 
   return {
     async read(scope: Scope): Promise<TestClock> {
       testModeOnly(scope, 'GET /v2/test/clock')
-      return clockOf(await testClockOffset(db, scope.accountId))
+      return clockOf(await testClock(db, scope.accountId))
     },
     async advance(scope: Scope, seconds: number): Promise<TestClock> {
       testModeOnly(scope, 'POST /v2/test/clock/advance')
@@ -44,5 +39,7 @@ export function testClockService(deps: { db: Db; onAdvanced?: (() => void) | und
       deps.onAdvanced?.()
       return clock
     },
+    /** changes whenever any account's clock is advanced, by any process */
+    advances: () => testClockAdvances(db),
   }
 }

@@ -24,14 +24,17 @@ export interface NewKey {
   hint: string
 }
 
+/** Answers false, and makes nothing, when another account has the seed given. */
 export async function insertAccount(
   db: Queryable,
   account: Omit<AccountRow, 'created_at'>,
   keys: NewKey[],
-): Promise<void> {
-  await db.query(
+  deterministic?: { seed: string; clockStart: string } | undefined,
+): Promise<boolean> {
+  const inserted = await db.query(
     `INSERT INTO accounts (id, name, public_key_test, public_key_live, webhook_secret_test_enc,
-       webhook_secret_live_enc) VALUES ($1, $2, $3, $4, $5, $6)`,
+       webhook_secret_live_enc, id_seed, test_clock_start) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (id_seed) WHERE id_seed IS NOT NULL DO NOTHING RETURNING id`,
     [
       account.id,
       account.name,
@@ -39,14 +42,19 @@ export async function insertAccount(
       account.public_key_live,
       account.webhook_secret_test_enc,
       account.webhook_secret_live_enc,
+      deterministic?.seed ?? null,
+      deterministic?.clockStart ?? null,
     ],
   )
+  // a seed another account has
+  if (inserted.rows.length === 0) return false
   for (const k of keys) {
     await db.query(
       'INSERT INTO api_keys (key_hash, account_id, kind, livemode, key_hint) VALUES ($1, $2, $3, $4, $5)',
       [k.hash, account.id, k.kind, k.livemode, k.hint],
     )
   }
+  return true
 }
 
 export async function findKey(db: Queryable, hash: string): Promise<KeyRow | undefined> {

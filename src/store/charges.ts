@@ -197,7 +197,7 @@ export async function getChargeById(db: Queryable, id: string): Promise<ChargeRo
 export async function getChargeByKey(db: Queryable, scope: Scope, key: string): Promise<ChargeRow | undefined> {
   const res = await db.query<ChargeRow>(
     `SELECT ${SELECT} FROM charges WHERE account_id = $1 AND livemode = $2 AND idempotency_key = $3
-     AND created_at > now() - interval '24 hours' ORDER BY id DESC LIMIT 1`,
+     AND created_at > account_now($1, $2) - interval '24 hours' ORDER BY id DESC LIMIT 1`,
     [scope.accountId, scope.livemode, key],
   )
   return res.rows[0]
@@ -232,7 +232,8 @@ export async function patchCharge(db: Queryable, id: string, patch: ChargePatch)
 export async function claimInterrupted(db: Queryable, graceMs: number, limit = 20): Promise<ChargeRow[]> {
   const res = await db.query<ChargeRow>(
     `UPDATE charges SET updated_at = now() WHERE id IN (
-       SELECT id FROM charges WHERE processing IS NOT NULL AND updated_at < now() - $1 * interval '1 millisecond'
+       SELECT id FROM charges WHERE processing IS NOT NULL
+         AND updated_at < account_now(account_id, livemode) - $1 * interval '1 millisecond'
        ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
      RETURNING ${SELECT}`,
     [graceMs, limit],
@@ -240,14 +241,9 @@ export async function claimInterrupted(db: Queryable, graceMs: number, limit = 2
   return res.rows
 }
 
-/** How far the test clock of a charge's account runs ahead (none in live mode), as an interval. */
-const TEST_CLOCK_OFFSET = `CASE WHEN livemode THEN interval '0' ELSE
-  (SELECT test_clock_offset_seconds FROM accounts WHERE accounts.id = charges.account_id) * interval '1 second' END`
-
 /**
- * Claims charges a payer has left waiting longer than `timeoutMs` by their account's test-mode
- * time in test mode (its test clock), one sweeper each: the claim
- * marks an authorization under way, as a payer's answer does, so an answer and the claim never
+ * Claims charges a payer has left waiting longer than `timeoutMs` by their account's time
+ * (account_now: its test clock, in test mode), one sweeper each: the claim marks an authorization under way, as a payer's answer does, so an answer and the claim never
  * both go through. A claim whose process dies is let go by the recovery sweep.
  */
 export async function claimAbandoned(db: Queryable, timeoutMs: number, limit = 20): Promise<ChargeRow[]> {
@@ -255,7 +251,7 @@ export async function claimAbandoned(db: Queryable, timeoutMs: number, limit = 2
     `UPDATE charges SET processing = 'authorize', updated_at = now() WHERE id IN (
        SELECT id FROM charges
        WHERE action IS NOT NULL AND status = 'pending' AND processing IS NULL
-         AND updated_at < now() - $1 * interval '1 millisecond' + ${TEST_CLOCK_OFFSET}
+         AND updated_at < account_now(account_id, livemode) - $1 * interval '1 millisecond'
        ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
      RETURNING ${SELECT}`,
     [timeoutMs, limit],

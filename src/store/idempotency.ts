@@ -26,7 +26,7 @@ export async function claimKey(
   // an expired record is gone, as if it had never been
   await db.query(
     `DELETE FROM idempotency_keys WHERE account_id = $1 AND livemode = $2 AND key = $3
-     AND created_at < now() - interval '${TTL_HOURS} hours'`,
+     AND created_at < account_now($1, $2) - interval '${TTL_HOURS} hours'`,
     p,
   )
   const inserted = await db.query(
@@ -90,10 +90,19 @@ export async function forgetKey(db: Queryable, scope: Scope, key: string): Promi
   )
 }
 
-/** Idempotency records are kept 24 hours from when they were made. */
+/**
+ * Idempotency records are kept 24 hours from when they were made, by their account's time: the
+ * records of a test clock run ahead go sooner, by their accounts' own.
+ */
 export async function purgeExpiredKeys(db: Queryable): Promise<number> {
   const res = await db.query(
     `DELETE FROM idempotency_keys WHERE created_at < now() - interval '${TTL_HOURS} hours' RETURNING key`,
   )
-  return res.rows.length
+  const ahead = await db.query(
+    `DELETE FROM idempotency_keys k USING accounts a
+     WHERE a.id = k.account_id AND NOT k.livemode AND (a.test_clock_offset_seconds > 0 OR a.test_clock_start IS NOT NULL)
+       AND k.created_at < account_now(a.id, false) - interval '${TTL_HOURS} hours'
+     RETURNING key`,
+  )
+  return res.rows.length + ahead.rows.length
 }

@@ -48,7 +48,7 @@ export async function insertRefund(
 export async function getRefundByKey(db: Queryable, chargeId: string, key: string): Promise<RefundRow | undefined> {
   const res = await db.query<RefundRow>(
     `SELECT ${SELECT} FROM refunds WHERE charge_id = $1 AND idempotency_key = $2
-       AND created_at > now() - interval '24 hours'
+       AND created_at > (SELECT account_now(account_id, livemode) FROM charges WHERE id = $1) - interval '24 hours'
      ORDER BY id DESC LIMIT 1`,
     [chargeId, key],
   )
@@ -69,7 +69,8 @@ export async function claimPendingRefunds(db: Queryable, graceMs: number, limit 
   const res = await db.query<RefundRow>(
     `UPDATE refunds SET updated_at = now() WHERE id IN (
        SELECT id FROM refunds
-       WHERE status = 'pending' AND updated_at < now() - $1 * interval '1 millisecond'
+       WHERE status = 'pending' AND updated_at < (SELECT account_now(c.account_id, c.livemode) FROM charges c
+         WHERE c.id = refunds.charge_id) - $1 * interval '1 millisecond'
        ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
      RETURNING ${SELECT}`,
     [graceMs, limit],

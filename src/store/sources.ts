@@ -83,7 +83,7 @@ export async function getSource(db: Queryable, scope: Scope, id: string): Promis
 export async function getSourceByKey(db: Queryable, scope: Scope, key: string): Promise<SourceRow | undefined> {
   const res = await db.query<SourceRow>(
     `SELECT ${SELECT} FROM sources WHERE account_id = $1 AND livemode = $2 AND idempotency_key = $3
-     AND created_at > now() - interval '24 hours' ORDER BY id DESC LIMIT 1`,
+     AND created_at > account_now($1, $2) - interval '24 hours' ORDER BY id DESC LIMIT 1`,
     [scope.accountId, scope.livemode, key],
   )
   return res.rows[0]
@@ -147,6 +147,27 @@ export async function eraseOldCardData(
     [beforeId, limit],
   )
   return res.rows[0] as { seen: number; erased: number }
+}
+
+/**
+ * Erases, as eraseOldCardData does, the card data of test-mode sources older than `retentionMs` by
+ * their account's time, in the accounts whose test clock runs ahead or stands (deterministic
+ * ones): the sweep in id order goes by the real time only. Up to `limit` sources a call.
+ */
+export async function eraseOldTestCardData(db: Queryable, retentionMs: number, limit: number): Promise<number> {
+  const res = await db.query(
+    `UPDATE sources s SET card_cvc_enc = NULL,
+       card_number_enc = CASE WHEN s.used OR s.customer_id IS NOT NULL THEN s.card_number_enc END
+     WHERE s.id IN (
+       SELECT t.id FROM accounts a JOIN sources t ON t.account_id = a.id
+       WHERE (a.test_clock_offset_seconds > 0 OR a.test_clock_start IS NOT NULL) AND NOT t.livemode
+         AND (t.card_cvc_enc IS NOT NULL OR (t.card_number_enc IS NOT NULL AND NOT t.used AND t.customer_id IS NULL))
+         AND t.created_at < account_now(a.id, false) - $1 * interval '1 millisecond'
+       LIMIT $2)
+     RETURNING s.id`,
+    [retentionMs, limit],
+  )
+  return res.rows.length
 }
 
 /**

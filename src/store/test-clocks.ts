@@ -1,20 +1,61 @@
 import type { Queryable } from './db.js'
+import type { Scope } from './scope.js'
 
-/** How far an account's test clock runs ahead, in seconds; undefined when no such account. */
-export async function testClockOffset(db: Queryable, accountId: string): Promise<number | undefined> {
-  const res = await db.query<{ offset: string }>(
-    'SELECT test_clock_offset_seconds AS offset FROM accounts WHERE id = $1',
-    [accountId],
-  )
-  return res.rows[0] === undefined ? undefined : Number(res.rows[0].offset)
+export interface ClockReading {
+  /** how far the clock has been advanced in all, in seconds */
+  offset: number
+  /** the account's test-mode time (account_now), in the API's timestamp form */
+  now: string
 }
 
-/** Moves an account's test clock forward by `seconds` in one statement, so that advances at once all count. */
-export async function advanceTestClock(db: Queryable, accountId: string, seconds: number): Promise<number | undefined> {
-  const res = await db.query<{ offset: string }>(
-    `UPDATE accounts SET test_clock_offset_seconds = test_clock_offset_seconds + $2 WHERE id = $1
-     RETURNING test_clock_offset_seconds AS offset`,
+/** An account's test clock; undefined when no such account. */
+export async function testClock(db: Queryable, accountId: string): Promise<ClockReading | undefined> {
+  const res = await db.query<{ offset: string; now: string }>(
+    'SELECT test_clock_offset_seconds AS offset, account_now(id, false) AS now FROM accounts WHERE id = $1',
+    [accountId],
+  )
+  const row = res.rows[0]
+  return row === undefined ? undefined : { offset: Number(row.offset), now: row.now }
+}
+
+/**
+ * Moves an account's test clock forward by `seconds` in one statement, so that advances at once
+ * all count. The account's notify calls waiting for a retry come due that much sooner: their due
+ * times stay on the real time, which the delivery worker compares them with. The count of advances
+ * moves on, for sweeps in other processes to see.
+ */
+export async function advanceTestClock(
+  db: Queryable,
+  accountId: string,
+  seconds: number,
+): Promise<ClockReading | undefined> {
+  const res = await db.query<{ offset: string; now: string }>(
+    `WITH moved AS (
+       UPDATE accounts SET test_clock_offset_seconds = test_clock_offset_seconds + $2 WHERE id = $1
+       RETURNING test_clock_offset_seconds, coalesce(test_clock_start, now()) + test_clock_offset_seconds * interval '1 second' AS now
+     ), due AS (
+       UPDATE deliveries SET next_attempt_at = next_attempt_at - $2 * interval '1 second'
+       WHERE account_id = $1 AND NOT livemode AND status = 'pending' AND lease_token IS NULL AND EXISTS (SELECT FROM moved)
+     )
+     SELECT test_clock_offset_seconds AS offset, now, nextval('test_clock_advances') FROM moved`,
     [accountId, seconds],
   )
-  return res.rows[0] === undefined ? undefined : Number(res.rows[0].offset)
+  const row = res.rows[0]
+  return row === undefined ? undefined : { offset: Number(row.offset), now: row.now }
+}
+
+/** How many advances any account's clock has had: a change tells a sweep to run at once. */
+export async function testClockAdvances(db: Queryable): Promise<string> {
+  const res = await db.query<{ n: string }>('SELECT last_value::text || is_called::text AS n FROM test_clock_advances')
+  return res.rows[0]?.n ?? ''
+}
+
+/**
+ * The account's time for a test-mode object, or undefined in live mode, whose time is the real
+ * one: for a time the service works out before it stores it.
+ */
+export async function accountNow(db: Queryable, scope: Scope): Promise<string | undefined> {
+  if (scope.livemode) return undefined
+  const res = await db.query<{ now: string }>('SELECT account_now($1, false) AS now', [scope.accountId])
+  return res.rows[0]?.now
 }

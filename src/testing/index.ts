@@ -24,6 +24,21 @@ export interface StartOptions {
   notifySchedule?: number[]
   /** the operator's token, so that the suite may make and remove accounts (POST /v2/accounts) */
   adminToken?: string
+  /**
+   * true: the account is deterministic (docs/testing.md, Deterministic mode): its test-mode ids
+   * come from `seed` and its test clock stands at 2030-01-01T00:00:00Z until advanced
+   */
+  deterministic?: boolean
+  /** what a deterministic account's ids are made from */
+  seed?: string | number
+}
+
+/** The account's test clock, through the typed client. */
+export interface TestClockControl {
+  /** the account's test-mode time */
+  now(): Promise<string>
+  /** moves it forward by `seconds` (1 to a year); answers the new time */
+  advance(seconds: number): Promise<string>
 }
 
 export interface RunningJackdaw {
@@ -35,6 +50,8 @@ export interface RunningJackdaw {
   keys: AccountKeys
   /** the typed client (jackdaw/client), with the account's test secret key */
   client: JackdawClient
+  /** the account's test clock */
+  clock: TestClockControl
   /** stops the service and drops its database */
   close(): Promise<void>
 }
@@ -65,14 +82,22 @@ export async function startJackdaw(options: StartOptions = {}): Promise<RunningJ
   })
   try {
     await app.listen({ port: 0, host: '127.0.0.1' })
-    const keys = await app.services.accounts.create(options.accountName ?? 'Test account')
+    const keys = await app.services.accounts.create(
+      options.accountName ?? 'Test account',
+      options.deterministic ? { seed: options.seed ?? 0 } : undefined,
+    )
     const { port } = app.server.address() as AddressInfo
     const url = `http://127.0.0.1:${port}`
+    const client = createClient({ apiKey: keys.sk_test_key, baseUrl: url })
     return {
       url,
       database: database.name,
       keys,
-      client: createClient({ apiKey: keys.sk_test_key, baseUrl: url }),
+      client,
+      clock: {
+        now: async () => (await client.testClock.retrieve()).now,
+        advance: async (seconds) => (await client.testClock.advance({ seconds })).now,
+      },
       async close() {
         await app.close()
         await db.close()

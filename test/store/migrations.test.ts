@@ -25,6 +25,7 @@ describe('the migrations', () => {
       '001_baseline.sql',
       '002_test_clocks.sql',
       '003_charge_redirect_url.sql',
+      '004_account_time.sql',
     ])
     expect(await migrate(store.db)).toEqual([])
     expect(await migrate(store.db)).toEqual([])

@@ -72,6 +72,35 @@ describe('the template databases are cloned from', () => {
   })
 })
 
+describe('startJackdaw and the test clock', () => {
+  it("answers the account's clock, and makes a deterministic account that replays alike", async () => {
+    const plain = await startJackdaw()
+    const [one, two] = await Promise.all([
+      startJackdaw({ deterministic: true, seed: 'replay' }),
+      startJackdaw({ deterministic: true, seed: 'replay' }),
+    ])
+    try {
+      const before = Date.parse(await plain.clock.now())
+      expect(Math.abs(before - Date.now())).toBeLessThan(60_000)
+      const after = Date.parse(await plain.clock.advance(86_400))
+      expect(after - before).toBeGreaterThanOrEqual(86_400_000)
+      const customer = await plain.client.customers.create({ email: 'ann@example.com', description: 'A' })
+      expect(Date.parse(customer.created_at as string)).toBeGreaterThanOrEqual(after)
+
+      expect(await one.clock.now()).toBe('2030-01-01T00:00:00.000000Z')
+      expect(await one.clock.advance(60)).toBe('2030-01-01T00:01:00.000000Z')
+      await two.clock.advance(60)
+      const made = await Promise.all(
+        [one, two].map((j) => j.client.customers.create({ email: 'bo@example.com', description: 'B' })),
+      )
+      expect(made[1]).toEqual(made[0])
+      expect(made[0]?.created_at).toBe('2030-01-01T00:01:00.000000Z')
+    } finally {
+      await Promise.all([plain.close(), one.close(), two.close()])
+    }
+  })
+})
+
 describe('the example shop', () => {
   it("passes its suite under Node's own test runner too", async () => {
     // on this run's PostgreSQL (JACKDAW_TESTING_POSTGRES_URL, inherited), and not told it runs in Vitest

@@ -21,7 +21,7 @@ async function databases(url: string): Promise<string[]> {
 }
 
 describe('jackdaw/testing/vitest-setup', () => {
-  it("starts one embedded PostgreSQL for the run, its template made, and removes it at the end", async () => {
+  it('starts one embedded PostgreSQL for the run, its template made, and removes it at the end', async () => {
     delete process.env[POSTGRES_URL_VARIABLE]
     const teardown = await setup()
     const url = process.env[POSTGRES_URL_VARIABLE] as string

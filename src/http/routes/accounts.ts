@@ -50,13 +50,26 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: Services; admi
       schema: {
         tags,
         security,
-        summary: 'Make an account with its four keys and two webhook secrets (admin token)',
+        summary:
+          'Make an account with its four keys and two webhook secrets (admin token); deterministic in test mode with a seed',
         body: NewAccount,
         response: withErrors({ 201: NewAccountKeys }),
       },
     },
     async (req, reply) => {
-      const created = await services.accounts.create(req.body.name)
+      const { name, deterministic, seed } = req.body
+      if (deterministic && seed === undefined) {
+        throw new AppError('parameter_missing', 'A deterministic account needs a seed', { param: 'seed' })
+      }
+      if (!deterministic && seed !== undefined) {
+        throw new AppError('parameter_invalid', 'A seed is for a deterministic account: send deterministic: true', {
+          param: 'seed',
+        })
+      }
+      const created = await services.accounts.create(
+        name,
+        deterministic ? { seed: seed as string | number } : undefined,
+      )
       return reply.code(201).send(created)
     },
   )

@@ -5,8 +5,10 @@ import type { ChargeView } from '../../schemas/charge.js'
 import type { SourceType } from '../../schemas/source.js'
 import { recordAuthorizationOutcome } from '../../store/authorization-outcomes.js'
 import { type ChargePatch, type ChargeRow, settleReversal } from '../../store/charges.js'
+import { seededToken } from '../../store/ids.js'
 import type { Scope } from '../../store/scope.js'
 import type { SourceRow, SourceWithCard } from '../../store/sources.js'
+import { accountNow } from '../../store/test-clocks.js'
 import type { AuthorizationResult, ChargeContext, HostedPageUrl, StoredAction } from './context.js'
 import { chargeView } from './views.js'
 
@@ -62,7 +64,7 @@ function actionFor(step: StoredAction['step'], chargeId: string, token: string, 
 }
 
 /** What an authorization's result sets on its charge, and the event that says so. */
-function decision(charge: ChargeRow, result: AuthorizationResult, url: HostedPageUrl) {
+function decision(charge: ChargeRow, result: AuthorizationResult, url: HostedPageUrl, pageToken: () => string) {
   // A decided charge keeps its page token (its action is cleared): the payer's link then shows
   // the outcome, and a second answer there is refused as charge_not_pending, not taken as unknown.
   if (result.outcome === 'authorized') {
@@ -78,7 +80,7 @@ function decision(charge: ChargeRow, result: AuthorizationResult, url: HostedPag
     return { patch, eventType: 'charge.succeeded' }
   }
   if (result.outcome === 'action_required') {
-    const token = randomBytes(24).toString('hex')
+    const token = pageToken()
     const action = actionFor(result.step, charge.id, token, url)
     const patch: ChargePatch = {
       processing: null,
@@ -153,8 +155,15 @@ export function authorizations(ctx: ChargeContext) {
     result: AuthorizationResult,
     url: HostedPageUrl,
   ): Promise<ChargeView> {
-    const at = timestampNow(charge.updated_at, source.updated_at)
-    const { patch, eventType } = decision(charge, result, url)
+    // in test mode, the account's time, which a test clock may have moved past the real time
+    const accountTime = await accountNow(db, scope)
+    const at =
+      accountTime === undefined
+        ? timestampNow(charge.updated_at, source.updated_at)
+        : ([accountTime, charge.updated_at, source.updated_at].sort().at(-1) as string)
+    // a deterministic account's page token comes from its seed, as its ids do
+    const seeded = result.outcome === 'action_required' ? await seededToken(db, scope) : undefined
+    const { patch, eventType } = decision(charge, result, url, () => seeded ?? randomBytes(24).toString('hex'))
     const cvcCheck = result.outcome === 'unknown' ? undefined : result.cvcCheck
     const checked = cvcCheck === 'pass' || cvcCheck === 'fail' ? cvcCheck : undefined
     const bankAccount = result.outcome === 'authorized' ? result.bankAccount : undefined
@@ -168,7 +177,7 @@ export function authorizations(ctx: ChargeContext) {
     }
     // refunds come only after an authorization, so there are none yet
     const view = chargeView({ ...charge, ...patch, processing: null, updated_at: at }, settled, [])
-    const event = events.prepare(scope, eventType, view, at)
+    const event = await events.prepare(scope, eventType, view, at)
     await recordAuthorizationOutcome(db, {
       scope,
       chargeId: charge.id,

@@ -1,4 +1,3 @@
-import { newId } from '../../domain/ids.js'
 import { normalizeCurrency } from '../../domain/money.js'
 import { redirectAddressProblem } from '../../domain/redirect-address.js'
 import { AppError, invalidParams, type Violation } from '../../errors.js'
@@ -7,6 +6,7 @@ import { findAccount } from '../../store/accounts.js'
 import { type ChargeRow, getChargeByKey, insertCharge, type NewCharge } from '../../store/charges.js'
 import { getCustomer } from '../../store/customers.js'
 import type { Db } from '../../store/db.js'
+import { makeId } from '../../store/ids.js'
 import type { Scope } from '../../store/scope.js'
 import type { SourceRow } from '../../store/sources.js'
 import type { Authorizations } from './authorization.js'
@@ -109,7 +109,7 @@ export function chargeCreation(
     }
 
     const fields: NewCharge = {
-      id: newId('charge'),
+      id: await makeId(db, scope, 'charge'),
       source_id: input.source,
       customer_id: input.customer ?? null,
       amount: input.amount,

@@ -1,9 +1,9 @@
 import { canRefund, statusAfterRefunds } from '../../domain/charge-state.js'
-import { newId } from '../../domain/ids.js'
 import { notFound } from '../../errors.js'
 import { ProcessorError } from '../../processor/processor.js'
 import type { ChargeView } from '../../schemas/charge.js'
 import { type ChargeRow, getCharge, patchCharge } from '../../store/charges.js'
+import { makeId } from '../../store/ids.js'
 import { getRefundByKey, insertRefund, type RefundRow, setRefundStatus } from '../../store/refunds.js'
 import type { Scope } from '../../store/scope.js'
 import { type ChargeContext, refuse } from './context.js'
@@ -33,7 +33,7 @@ export function refunds(ctx: ChargeContext) {
       refuse(canRefund(row, input.amount))
       const amount = input.amount ?? row.amount - row.amount_refunded
       const refund = await insertRefund(tx, {
-        id: newId('refund'),
+        id: await makeId(tx, scope, 'refund'),
         charge_id: id,
         amount,
         currency: row.currency,
