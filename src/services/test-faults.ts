@@ -1,0 +1,167 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { AppError, invalidParams, type Violation } from '../errors.js'
+import { type Processor, ProcessorError } from '../processor/processor.js'
+import {
+  FAULT_HEADER,
+  FAULT_NAMES,
+  FAULT_OPERATIONS,
+  type FaultName,
+  type FaultOperation,
+  type FaultRuleInput,
+  MAX_FAULT_LATENCY_MS,
+  PROCESSOR_FAULTS,
+  PROCESSOR_OPERATIONS,
+} from '../schemas/test-faults.js'
+import type { Db } from '../store/db.js'
+import type { Scope } from '../store/scope.js'
+import { replaceTestFaultRules, testFaultRules } from '../store/test-faults.js'
+
+/** One fault a test-mode request is given, by the Jackdaw-Test-Fault header or by a rule. */
+export interface TestFault {
+  name: FaultName
+  /** processor_latency: how long the processor takes */
+  latencyMs?: number | undefined
+}
+
+export interface TestFaults {
+  object: 'test_faults'
+  rules: FaultRuleInput[]
+}
+
+/** The fault of the request whose work is under way, for the processor it calls. */
+const activeFault = new AsyncLocalStorage<TestFault>()
+
+/** Runs `fn`, and all it sets off, as the work of a request given `fault`. */
+export function runWithFault<T>(fault: TestFault, fn: () => T): T {
+  return activeFault.run(fault, fn)
+}
+
+/**
+ * The test-mode processor as the faults of the request at hand make it: a timeout or an
+ * unavailable processor raises the errors a real one's would, so the charge is decided, recorded
+ * and recovered as after a real fault; a latency holds the call back. Reversals are never
+ * faulted: they are owed by the service, not asked for by a request.
+ */
+export function faultableProcessor(inner: Processor): Processor {
+  async function call<T>(send: () => Promise<T>): Promise<T> {
+    const fault = activeFault.getStore()
+    if (fault?.name === 'processor_timeout') {
+      throw new ProcessorError('timeout', 'the processor did not answer in time (test fault processor_timeout)')
+    }
+    if (fault?.name === 'processor_unavailable') {
+      throw new ProcessorError('unavailable', 'the processor could not be reached (test fault processor_unavailable)')
+    }
+    if (fault?.name === 'processor_latency' && fault.latencyMs) await sleep(fault.latencyMs)
+    return send()
+  }
+  return {
+    get decidesInProcess() {
+      return inner.decidesInProcess
+    },
+    authorize: (req) => call(() => inner.authorize(req)),
+    completeStep: (req, reference, step, answer) => call(() => inner.completeStep(req, reference, step, answer)),
+    capture: (reference, amount, currency) => call(() => inner.capture(reference, amount, currency)),
+    void: (reference) => call(() => inner.void(reference)),
+    refund: (reference, amount, currency, refundId) => call(() => inner.refund(reference, amount, currency, refundId)),
+    reverse: (chargeId) => inner.reverse(chargeId),
+  }
+}
+
+const headerInvalid = (message: string) => new AppError('header_invalid', message, { param: FAULT_HEADER })
+
+/** The fault a Jackdaw-Test-Fault header asks for: one name, or processor_latency=<ms>. */
+export function parseFaultHeader(value: string): TestFault {
+  const [name = '', arg, ...rest] = value.trim().split('=')
+  const known = (FAULT_NAMES as readonly string[]).includes(name) ? (name as FaultName) : undefined
+  if (!known) {
+    throw headerInvalid(`${FAULT_HEADER} must be one of ${FAULT_NAMES.join(', ')}; processor_latency takes =<ms>`)
+  }
+  if (known !== 'processor_latency') {
+    if (arg !== undefined) throw headerInvalid(`${FAULT_HEADER}: ${known} takes no value`)
+    return { name: known }
+  }
+  const ms = arg === undefined || rest.length > 0 || !/^\d{1,6}$/.test(arg) ? Number.NaN : Number(arg)
+  if (!(ms >= 0 && ms <= MAX_FAULT_LATENCY_MS)) {
+    throw headerInvalid(`${FAULT_HEADER}: processor_latency takes =<ms>, 0 to ${MAX_FAULT_LATENCY_MS} milliseconds`)
+  }
+  return { name: known, latencyMs: ms }
+}
+
+/** The operation a route stands for, when a rule may name it. */
+const OPERATION_OF_ROUTE = new Map<string, FaultOperation>(
+  Object.entries(FAULT_OPERATIONS).map(([operation, route]) => [route, operation as FaultOperation]),
+)
+export const operationOfRoute = (method: string, url: string | undefined) => OPERATION_OF_ROUTE.get(`${method} ${url}`)
+
+/** What a rule breaks that the schema cannot say: which fields go together. */
+function ruleViolations(rule: FaultRuleInput, at: string): Violation[] {
+  const found: Violation[] = []
+  const invalid = (field: string, msg: string) =>
+    found.push({ code: 'parameter_invalid', param: `${at}.${field}`, msg })
+  const missing = (field: string, msg: string) =>
+    found.push({ code: 'parameter_missing', param: `${at}.${field}`, msg })
+  if (rule.operation !== undefined && rule.notify !== undefined) {
+    invalid('notify', 'A rule names an operation or notify, not both')
+  } else if (rule.operation !== undefined) {
+    if (rule.fault === undefined) missing('fault', 'A rule that names an operation says its fault')
+    if (rule.seconds !== undefined) invalid('seconds', 'seconds goes with a notify rule')
+    if (rule.fault === 'processor_latency' && rule.latency_ms === undefined) {
+      missing('latency_ms', 'processor_latency takes latency_ms')
+    }
+    if (rule.fault !== 'processor_latency' && rule.latency_ms !== undefined) {
+      invalid('latency_ms', 'latency_ms goes with processor_latency')
+    }
+    if (rule.fault && PROCESSOR_FAULTS.includes(rule.fault) && !PROCESSOR_OPERATIONS.includes(rule.operation)) {
+      invalid('fault', `${rule.fault} acts on a processor call: ${PROCESSOR_OPERATIONS.join(', ')}`)
+    }
+  } else if (rule.notify !== undefined) {
+    if (rule.fault !== undefined) invalid('fault', 'fault goes with an operation')
+    if (rule.latency_ms !== undefined) invalid('latency_ms', 'latency_ms goes with processor_latency')
+    if (rule.notify === 'delay' && rule.seconds === undefined) missing('seconds', 'delay takes seconds')
+    if (rule.notify === 'duplicate' && rule.seconds !== undefined) invalid('seconds', 'duplicate takes no seconds')
+  } else {
+    missing('operation', 'A rule names an operation (with a fault) or notify')
+  }
+  return found
+}
+
+/**
+ * Each account's test-mode fault rules, kept in the store so that every process of a deployment
+ * applies them. Live mode has none: its operations answer as if they did not exist.
+ */
+export function testFaultService(deps: { db: Db }) {
+  const { db } = deps
+
+  function testModeOnly(scope: Scope, route: string) {
+    if (scope.livemode) throw new AppError('route_missing', `No route ${route}`)
+  }
+
+  return {
+    async read(scope: Scope): Promise<TestFaults> {
+      testModeOnly(scope, 'GET /v2/test/faults')
+      return { object: 'test_faults', rules: await testFaultRules<FaultRuleInput>(db, scope.accountId) }
+    },
+
+    async replace(scope: Scope, rules: FaultRuleInput[]): Promise<TestFaults> {
+      testModeOnly(scope, 'PUT /v2/test/faults')
+      const [first, ...rest] = rules.flatMap((rule, i) => ruleViolations(rule, `rules.${i}`))
+      if (first) throw invalidParams([first, ...rest])
+      await replaceTestFaultRules(db, scope.accountId, rules)
+      return { object: 'test_faults', rules }
+    },
+
+    /** The fault the account's rules give one call of `operation`, drawn at their rates, if any. */
+    async drawn(scope: Scope, operation: FaultOperation): Promise<TestFault | undefined> {
+      if (scope.livemode) return undefined
+      const rules = await testFaultRules<FaultRuleInput>(db, scope.accountId)
+      for (const rule of rules) {
+        if (rule.operation !== operation || !rule.fault) continue
+        if (Math.random() < (rule.rate ?? 1)) return { name: rule.fault, latencyMs: rule.latency_ms }
+      }
+      return undefined
+    },
+  }
+}
+
+export type TestFaultService = ReturnType<typeof testFaultService>
