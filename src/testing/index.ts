@@ -6,14 +6,14 @@
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { createApp } from '../app.js'
-import { createClient, type JackdawClient } from '../client/api.js'
+import { createClient, type JackdawClient, type TestFaultRule } from '../client/api.js'
 import { Vault } from '../crypto/vault.js'
 import type { AccountKeys } from '../services/accounts.js'
 import { NotifyAllowList } from '../services/notify-address.js'
 import { openPostgres } from '../store/db.js'
 import { freshDatabase } from './postgres.js'
 
-export type { JackdawClient } from '../client/api.js'
+export type { JackdawClient, TestFaultRule } from '../client/api.js'
 export { POSTGRES_URL_VARIABLE } from './postgres.js'
 export type { AccountKeys }
 
@@ -35,8 +35,17 @@ export interface RunningJackdaw {
   keys: AccountKeys
   /** the typed client (jackdaw/client), with the account's test secret key */
   client: JackdawClient
+  /** the account's test-mode fault rules (docs/testing.md, Faults on demand) */
+  faults: TestFaultControl
   /** stops the service and drops its database */
   close(): Promise<void>
+}
+
+export interface TestFaultControl {
+  get(): Promise<TestFaultRule[]>
+  /** replaces every rule of the account */
+  set(rules: TestFaultRule[]): Promise<TestFaultRule[]>
+  clear(): Promise<void>
 }
 
 /**
@@ -68,11 +77,19 @@ export async function startJackdaw(options: StartOptions = {}): Promise<RunningJ
     const keys = await app.services.accounts.create(options.accountName ?? 'Test account')
     const { port } = app.server.address() as AddressInfo
     const url = `http://127.0.0.1:${port}`
+    const client = createClient({ apiKey: keys.sk_test_key, baseUrl: url })
     return {
       url,
       database: database.name,
       keys,
-      client: createClient({ apiKey: keys.sk_test_key, baseUrl: url }),
+      client,
+      faults: {
+        get: async () => (await client.testFaults.retrieve()).rules,
+        set: async (rules) => (await client.testFaults.update(rules)).rules,
+        clear: async () => {
+          await client.testFaults.update([])
+        },
+      },
       async close() {
         await app.close()
         await db.close()
