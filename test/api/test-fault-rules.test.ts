@@ -161,3 +161,27 @@ describe('the fault rules', () => {
     expect((await t.sk.post('/v2/sources/', cardSource())).status).toBe(200)
   })
 })
+
+describe('the OpenAPI document', () => {
+  it('lists the rules under test-mode with their errors, and the header on the operations of an account', async () => {
+    const doc = (await t.anon.get('/v2/openapi.json')).body
+    const { get, put } = doc.paths['/v2/test/faults']
+    for (const op of [get, put]) {
+      expect(op.tags).toEqual(['test-mode'])
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '4XX', '5XX']))
+    }
+    const rule = put.requestBody.content['application/json'].schema.properties.rules.items
+    expect(rule.properties.rate).toMatchObject({ minimum: 0, maximum: 1 })
+    expect(rule.properties.operation.enum).toContain('charges.create')
+    expect(rule.properties.fault.enum).toContain('lost_response')
+    expect(rule.properties.notify.enum).toEqual(['delay', 'duplicate', 'reorder'])
+    const header = (op: Json) => op.parameters?.find((p: Json) => p.name === 'Jackdaw-Test-Fault')
+    expect(header(doc.paths['/v2/charges/'].post)).toMatchObject({ in: 'header', required: false })
+    expect(header(doc.paths['/v2/charges/{ch_id}'].get)).toBeDefined()
+    expect(header(doc.paths['/v2/accounts'].post)).toBeUndefined()
+    const pattern = new RegExp(header(doc.paths['/v2/charges/'].post).schema.pattern)
+    expect(pattern.test('processor_latency=250')).toBe(true)
+    expect(pattern.test('lost_response')).toBe(true)
+    expect(pattern.test('meteor')).toBe(false)
+  })
+})
