@@ -162,6 +162,20 @@ describe('the fault rules', () => {
   })
 })
 
+describe('an account removed', () => {
+  it('takes its rules with it', async () => {
+    const shop = await t.app.services.accounts.create('Short-lived shop')
+    const c = client(t.app, shop.sk_test_key)
+    expect((await setRules([{ notify: 'duplicate' }], c)).status).toBe(200)
+    const count = async () =>
+      (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM test_faults WHERE account_id = $1', [shop.id]))
+        .rows[0]?.n
+    expect(await count()).toBe(1)
+    await t.app.services.accounts.remove(shop.id)
+    expect(await count()).toBe(0)
+  })
+})
+
 describe('the OpenAPI document', () => {
   it('lists the rules under test-mode with their errors, and the header on the operations of an account', async () => {
     const doc = (await t.anon.get('/v2/openapi.json')).body
