@@ -127,11 +127,32 @@ function ruleViolations(rule: FaultRuleInput, at: string): Violation[] {
 }
 
 /**
+ * The rules an operation draws from are taken on trust this long, to spare the store a read on
+ * every test-mode request; a change made in this process applies at once, one made in another
+ * within this time.
+ */
+export const RULES_CACHE_MS = 1_000
+
+/**
  * Each account's test-mode fault rules, kept in the store so that every process of a deployment
  * applies them. Live mode has none: its operations answer as if they did not exist.
  */
 export function testFaultService(deps: { db: Db }) {
   const { db } = deps
+  const cache = new Map<string, { rules: FaultRuleInput[]; until: number }>()
+
+  function remember(accountId: string, rules: FaultRuleInput[]) {
+    if (cache.size > 10_000) cache.clear()
+    cache.set(accountId, { rules, until: Date.now() + RULES_CACHE_MS })
+  }
+
+  async function rulesOf(accountId: string): Promise<FaultRuleInput[]> {
+    const cached = cache.get(accountId)
+    if (cached && cached.until > Date.now()) return cached.rules
+    const rules = await testFaultRules<FaultRuleInput>(db, accountId)
+    remember(accountId, rules)
+    return rules
+  }
 
   function testModeOnly(scope: Scope, route: string) {
     if (scope.livemode) throw new AppError('route_missing', `No route ${route}`)
@@ -148,14 +169,14 @@ export function testFaultService(deps: { db: Db }) {
       const [first, ...rest] = rules.flatMap((rule, i) => ruleViolations(rule, `rules.${i}`))
       if (first) throw invalidParams([first, ...rest])
       await replaceTestFaultRules(db, scope.accountId, rules)
+      remember(scope.accountId, rules)
       return { object: 'test_faults', rules }
     },
 
     /** The fault the account's rules give one call of `operation`, drawn at their rates, if any. */
     async drawn(scope: Scope, operation: FaultOperation): Promise<TestFault | undefined> {
       if (scope.livemode) return undefined
-      const rules = await testFaultRules<FaultRuleInput>(db, scope.accountId)
-      for (const rule of rules) {
+      for (const rule of await rulesOf(scope.accountId)) {
         if (rule.operation !== operation || !rule.fault) continue
         if (Math.random() < (rule.rate ?? 1)) return { name: rule.fault, latencyMs: rule.latency_ms }
       }

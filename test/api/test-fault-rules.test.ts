@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { RULES_CACHE_MS } from '../../src/services/test-faults.js'
 import { type Client, cardSource, client, type Json, type TestApp, testApp } from '../helpers/app.js'
 
 let t: TestApp
@@ -145,6 +146,25 @@ describe('the fault rules', () => {
     ])
     expect(kept.rows[0]?.n).toBe(40 - limited)
     await setRules([])
+  })
+
+  it('set through one process, apply in another within RULES_CACHE_MS', async () => {
+    const twin = await t.twin()
+    try {
+      const customer = (c: Client) =>
+        c.post('/v2/customers/', { email: 'twin@shop.example', description: 'A customer' })
+      expect((await customer(twin.sk)).status).toBe(201)
+      await setRules([{ operation: 'customers.create', fault: 'rate_limited' }])
+      // the process that took the change applies it at once
+      expect((await customer(t.sk)).status).toBe(429)
+      await new Promise((r) => setTimeout(r, RULES_CACHE_MS + 100))
+      expect((await customer(twin.sk)).status).toBe(429)
+      await setRules([])
+      await new Promise((r) => setTimeout(r, RULES_CACHE_MS + 100))
+      expect((await customer(twin.sk)).status).toBe(201)
+    } finally {
+      await twin.close()
+    }
   })
 
   it('a rule acts on its operation only, and the header of a request goes before the rules', async () => {
