@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { AppError, invalidParams, type Violation } from '../errors.js'
+import { AppError, problemsMessage, type ValidationDetail } from '../errors.js'
 import { type Processor, ProcessorError } from '../processor/processor.js'
 import {
   FAULT_HEADER,
@@ -94,36 +94,53 @@ const OPERATION_OF_ROUTE = new Map<string, FaultOperation>(
 )
 export const operationOfRoute = (method: string, url: string | undefined) => OPERATION_OF_ROUTE.get(`${method} ${url}`)
 
+interface RuleViolation {
+  code: 'parameter_invalid' | 'parameter_missing'
+  field: string
+  msg: string
+}
+
 /** What a rule breaks that the schema cannot say: which fields go together. */
-function ruleViolations(rule: FaultRuleInput, at: string): Violation[] {
-  const found: Violation[] = []
-  const invalid = (field: string, msg: string) =>
-    found.push({ code: 'parameter_invalid', param: `${at}.${field}`, msg })
-  const missing = (field: string, msg: string) =>
-    found.push({ code: 'parameter_missing', param: `${at}.${field}`, msg })
+function ruleViolations(rule: FaultRuleInput): RuleViolation[] {
+  const found: RuleViolation[] = []
+  const invalid = (field: string, msg: string) => found.push({ code: 'parameter_invalid', field, msg })
+  const missing = (field: string, msg: string) => found.push({ code: 'parameter_missing', field, msg })
   if (rule.operation !== undefined && rule.notify !== undefined) {
-    invalid('notify', 'A rule names an operation or notify, not both')
+    invalid('notify', 'cannot go with operation: a rule names an operation or notify')
   } else if (rule.operation !== undefined) {
-    if (rule.fault === undefined) missing('fault', 'A rule that names an operation says its fault')
-    if (rule.seconds !== undefined) invalid('seconds', 'seconds goes with a notify rule')
+    if (rule.fault === undefined) missing('fault', 'is required with operation')
+    if (rule.seconds !== undefined) invalid('seconds', 'goes with notify only')
     if (rule.fault === 'processor_latency' && rule.latency_ms === undefined) {
-      missing('latency_ms', 'processor_latency takes latency_ms')
+      missing('latency_ms', 'is required with processor_latency')
     }
     if (rule.fault !== 'processor_latency' && rule.latency_ms !== undefined) {
-      invalid('latency_ms', 'latency_ms goes with processor_latency')
+      invalid('latency_ms', 'goes with processor_latency only')
     }
     if (rule.fault && PROCESSOR_FAULTS.includes(rule.fault) && !PROCESSOR_OPERATIONS.includes(rule.operation)) {
       invalid('fault', `${rule.fault} acts on a processor call: ${PROCESSOR_OPERATIONS.join(', ')}`)
     }
   } else if (rule.notify !== undefined) {
-    if (rule.fault !== undefined) invalid('fault', 'fault goes with an operation')
-    if (rule.latency_ms !== undefined) invalid('latency_ms', 'latency_ms goes with processor_latency')
-    if (rule.notify === 'delay' && rule.seconds === undefined) missing('seconds', 'delay takes seconds')
-    if (rule.notify === 'duplicate' && rule.seconds !== undefined) invalid('seconds', 'duplicate takes no seconds')
+    if (rule.fault !== undefined) invalid('fault', 'goes with operation only')
+    if (rule.latency_ms !== undefined) invalid('latency_ms', 'goes with processor_latency only')
+    if (rule.notify === 'delay' && rule.seconds === undefined) missing('seconds', 'is required with delay')
+    if (rule.notify === 'duplicate' && rule.seconds !== undefined) invalid('seconds', 'cannot go with duplicate')
   } else {
-    missing('operation', 'A rule names an operation (with a fault) or notify')
+    missing('operation', 'or notify is required')
   }
   return found
+}
+
+/** A 422 for every rule's violations, shaped as the schema's own (loc holds the rule's index). */
+function rulesRefused(rules: FaultRuleInput[]): AppError | undefined {
+  const found = rules.flatMap((rule, i) => ruleViolations(rule).map((v) => ({ ...v, at: i })))
+  const first = found[0]
+  if (!first) return undefined
+  const detail: ValidationDetail[] = found.map((v) => ({
+    loc: ['body', 'rules', v.at, v.field],
+    msg: `rules.${v.at}.${v.field} ${v.msg}`,
+    type: 'value_error',
+  }))
+  return new AppError(first.code, problemsMessage(detail), { param: `rules.${first.at}.${first.field}`, detail })
 }
 
 /**
@@ -166,8 +183,8 @@ export function testFaultService(deps: { db: Db }) {
 
     async replace(scope: Scope, rules: FaultRuleInput[]): Promise<TestFaults> {
       testModeOnly(scope, 'PUT /v2/test/faults')
-      const [first, ...rest] = rules.flatMap((rule, i) => ruleViolations(rule, `rules.${i}`))
-      if (first) throw invalidParams([first, ...rest])
+      const refused = rulesRefused(rules)
+      if (refused) throw refused
       await replaceTestFaultRules(db, scope.accountId, rules)
       remember(scope.accountId, rules)
       return { object: 'test_faults', rules }

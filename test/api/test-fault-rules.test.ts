@@ -111,6 +111,9 @@ describe('the fault rules', () => {
     expect(res.status).toBe(422)
     expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code })
     expect(res.body.error.param).toMatch(/^rules/)
+    // the rule at fault is named by its index, whether the schema or the rules between fields refused it
+    const loc = res.body.error.detail[0].loc
+    expect(loc.slice(0, 3)).toEqual(Array.isArray(rules) ? ['body', 'rules', 0] : ['body', 'rules'])
     expect(await storedRules()).toEqual(kept)
     await setRules([])
   })
