@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FAULT_OPERATIONS } from '../../src/schemas/test-faults.js'
 import { RULES_CACHE_MS } from '../../src/services/test-faults.js'
 import { type Client, cardSource, client, type Json, type TestApp, testApp } from '../helpers/app.js'
 
@@ -182,6 +183,24 @@ describe('the fault rules', () => {
     expect(limited.status).toBe(429)
     await setRules([])
     expect((await t.sk.post('/v2/sources/', cardSource())).status).toBe(200)
+
+    // an operation on one object, named by its route
+    const [made] = await charges(1)
+    await setRules([{ operation: 'charges.retrieve', fault: 'rate_limited' }])
+    expect((await t.sk.get(`/v2/charges/${made.id}`)).status).toBe(429)
+    expect((await t.sk.get('/v2/charges/')).status).toBe(200)
+    await setRules([])
+  })
+})
+
+describe('the operations a rule may name', () => {
+  it('are each an operation of the OpenAPI document', async () => {
+    const doc = (await t.anon.get('/v2/openapi.json')).body
+    for (const [operation, route] of Object.entries(FAULT_OPERATIONS)) {
+      const [method = '', url = ''] = route.split(' ')
+      const path = url.replace(/:(\w+)/g, '{$1}')
+      expect(doc.paths[path]?.[method.toLowerCase()], operation).toBeDefined()
+    }
   })
 })
 
