@@ -28,7 +28,9 @@ import { hostedPageUrl, hostedRoutes } from './http/routes/hosted.js'
 import { meRoutes } from './http/routes/me.js'
 import { sourceRoutes } from './http/routes/sources.js'
 import { testClockRoutes } from './http/routes/test-clock.js'
+import { testFaultRoutes } from './http/routes/test-faults.js'
 import { serializerCompiler } from './http/serialization.js'
+import { registerFaultDecision, registerFaultEffects } from './http/test-fault-header.js'
 import { validationError, validatorCompiler } from './http/validation.js'
 import { type DeliveryWorker, type DeliveryWorkerSettings, startDeliveryWorker } from './notify/worker.js'
 import { buildServices, type ServiceOptions, type Services } from './services/index.js'
@@ -197,7 +199,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
       'preParsing',
       authHook(services.accounts, deps.authFailures ? authFailureCounter(deps.authFailures) : undefined),
     )
+    // a test-mode fault is decided before the Idempotency-Key is claimed and acts after
+    registerFaultDecision(api, services.testFaults)
     registerIdempotency(api, { db: deps.db, vault: deps.vault, leaseSeconds: deps.idempotencyLeaseSeconds })
+    registerFaultEffects(api)
     await api.register(meRoutes, { services })
     await api.register(sourceRoutes, { services })
     await api.register(customerRoutes, { services })
@@ -213,6 +218,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     })
     await api.register(deliveryRoutes, { services })
     await api.register(testClockRoutes, { services })
+    await api.register(testFaultRoutes, { services })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
   await app.register(dashboardRoutes)

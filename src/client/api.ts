@@ -7,6 +7,7 @@ import type * as delivery from '../schemas/delivery.js'
 import type * as event from '../schemas/event.js'
 import type * as source from '../schemas/source.js'
 import type * as testClock from '../schemas/test-clock.js'
+import type * as testFaults from '../schemas/test-faults.js'
 import { type ErrorBody, JackdawConnectionError, JackdawError } from './errors.js'
 import { readStream } from './sse.js'
 
@@ -28,6 +29,8 @@ export type NewAccountKeys = Static<typeof account.NewAccountKeys>
 export type DeletedAccount = Static<typeof account.DeletedAccount>
 export type TestClock = Static<typeof testClock.TestClock>
 export type AdvanceTestClockParams = Static<typeof testClock.AdvanceBody>
+export type TestFaults = Static<typeof testFaults.TestFaults>
+export type TestFaultRule = Static<typeof testFaults.FaultRule>
 export type ErrorEnvelope = Static<typeof common.ErrorEnvelope>
 export type CreateChargeParams = Static<typeof charge.CreateChargeBody>
 export type CaptureParams = Static<typeof charge.CaptureBody>
@@ -66,6 +69,12 @@ export interface RequestOptions {
   /** for a POST: the key that makes a retry safe; one is made when left out */
   idempotencyKey?: string
   signal?: AbortSignal
+  /**
+   * test mode: a fault for the service to act out (the Jackdaw-Test-Fault header, e.g.
+   * `lost_response`), sent with the first attempt only, so that the client's own retries show how
+   * the service recovers from it
+   */
+  testFault?: string
 }
 
 export interface StreamOptions {
@@ -134,7 +143,13 @@ export function createClient(options: ClientOptions) {
       const signals = [AbortSignal.timeout(timeoutMs), ...(opts.signal ? [opts.signal] : [])]
       let res: Response
       try {
-        res = await doFetch(`${base}${path}`, { method, headers, body: payload, signal: AbortSignal.any(signals) })
+        const sent = attempt === 0 && opts.testFault ? { ...headers, 'jackdaw-test-fault': opts.testFault } : headers
+        res = await doFetch(`${base}${path}`, {
+          method,
+          headers: sent,
+          body: payload,
+          signal: AbortSignal.any(signals),
+        })
       } catch (err) {
         if (opts.signal?.aborted) throw err
         if (attempt >= maxRetries) {
@@ -281,6 +296,13 @@ export function createClient(options: ClientOptions) {
       retrieve: (opts?: RequestOptions) => get<TestClock>('/v2/test/clock', undefined, opts),
       advance: (params: AdvanceTestClockParams, opts?: RequestOptions) =>
         post<TestClock>('/v2/test/clock/advance', params, opts),
+    },
+    /** The account's fault rules (a test key); one request takes a fault by the Jackdaw-Test-Fault header. */
+    testFaults: {
+      retrieve: (opts?: RequestOptions) => get<TestFaults>('/v2/test/faults', undefined, opts),
+      /** replaces every rule of the account; [] removes them all */
+      update: (rules: TestFaultRule[], opts?: RequestOptions) =>
+        request<TestFaults>('PUT', '/v2/test/faults', { rules }, opts),
     },
     /** Accounts, with the operator's token (JACKDAW_ADMIN_TOKEN) as the client's `apiKey`. */
     accounts: {

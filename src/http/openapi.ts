@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, preValidationHookHandler } from 'fastify'
+import { FAULT_HEADER, FAULT_NAMES, MAX_FAULT_LATENCY_MS } from '../schemas/test-faults.js'
 import { DOCS_CSP, DOCS_PREFIX } from './headers.js'
 
 interface OpenApiOperation {
@@ -10,16 +11,30 @@ interface OpenApiOperation {
 }
 type OpenApiDocument = { paths?: Record<string, Record<string, OpenApiOperation>> } & Record<string, unknown>
 
+/** The header that gives one test-mode request a fault, as every account operation takes it. */
+const TEST_FAULT_PARAMETER = {
+  in: 'header',
+  name: FAULT_HEADER,
+  required: false,
+  description: `Test keys only (a live key is refused: 400 test_mode_only): the service acts out this fault for this request (docs/testing.md, Faults on demand). processor_latency takes =<ms>, 0 to ${MAX_FAULT_LATENCY_MS}; anything else is 400 header_invalid.`,
+  schema: {
+    type: 'string',
+    pattern: `^(${FAULT_NAMES.filter((n) => n !== 'processor_latency').join('|')}|processor_latency=\\d{1,5})$`,
+  },
+}
+
 /**
  * What the route schemas cannot say: which bodies may be left out, the Idempotency-Key every POST
- * takes, and the Request-Id on every answer.
+ * takes, the test-fault header every account operation takes, and the Request-Id on every answer.
  */
 function describeHeaders(doc: OpenApiDocument, optionalBodies: ReadonlySet<string>): OpenApiDocument {
   for (const [path, operations] of Object.entries(doc.paths ?? {})) {
     for (const [method, op] of Object.entries(operations)) {
       if (op.requestBody && optionalBodies.has(`${method} ${path}`)) op.requestBody.required = false
       // accounts are made by the operator's token, outside any account's idempotency keys
-      if (method === 'post' && path.startsWith('/v2/') && !path.startsWith('/v2/hosted/') && path !== '/v2/accounts') {
+      const ofAccount = path.startsWith('/v2/') && !path.startsWith('/v2/hosted/') && !path.startsWith('/v2/accounts')
+      if (ofAccount) op.parameters = [...(op.parameters ?? []), TEST_FAULT_PARAMETER]
+      if (method === 'post' && ofAccount) {
         op.parameters = [
           ...(op.parameters ?? []),
           {

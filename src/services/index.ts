@@ -11,6 +11,7 @@ import { eventService } from './events.js'
 import { checkNotifyAddress, type NotifyAllowList, type NotifyHostResolver } from './notify-address.js'
 import { sourceService } from './sources.js'
 import { testClockService } from './test-clock.js'
+import { faultableProcessor, testFaultService } from './test-faults.js'
 
 export interface ServiceOptions {
   /** the address payers reach this service at, for hosted pages */
@@ -63,10 +64,12 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
       db,
       vault,
       events: events.recorder,
-      processors: { test: options.testProcessor ?? new Simulator(), live: options.liveProcessor },
+      // test mode's processor takes the faults a request is given (services/test-faults.ts)
+      processors: { test: faultableProcessor(options.testProcessor ?? new Simulator()), live: options.liveProcessor },
       hostedPageUrl: deps.hostedPageUrl,
     }),
     testClock: testClockService({ db, onAdvanced: () => options.onTestClockAdvanced?.() }),
+    testFaults: testFaultService({ db }),
     /** Idempotency records are kept 24 hours; the recovery sweep purges older ones. */
     idempotency: { purgeExpired: () => purgeExpiredKeys(db) },
   }

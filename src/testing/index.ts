@@ -6,14 +6,14 @@
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { createApp } from '../app.js'
-import { createClient, type JackdawClient } from '../client/api.js'
+import { createClient, type JackdawClient, type TestFaultRule } from '../client/api.js'
 import { Vault } from '../crypto/vault.js'
 import type { AccountKeys } from '../services/accounts.js'
 import { NotifyAllowList } from '../services/notify-address.js'
 import { openPostgres } from '../store/db.js'
 import { freshDatabase } from './postgres.js'
 
-export type { JackdawClient } from '../client/api.js'
+export type { JackdawClient, TestFaultRule } from '../client/api.js'
 export { POSTGRES_URL_VARIABLE } from './postgres.js'
 export type { AccountKeys }
 
@@ -52,8 +52,17 @@ export interface RunningJackdaw {
   client: JackdawClient
   /** the account's test clock */
   clock: TestClockControl
+  /** the account's test-mode fault rules (docs/testing.md, Faults on demand) */
+  faults: TestFaultControl
   /** stops the service and drops its database */
   close(): Promise<void>
+}
+
+export interface TestFaultControl {
+  get(): Promise<TestFaultRule[]>
+  /** replaces every rule of the account */
+  set(rules: TestFaultRule[]): Promise<TestFaultRule[]>
+  clear(): Promise<void>
 }
 
 /**
@@ -97,6 +106,13 @@ export async function startJackdaw(options: StartOptions = {}): Promise<RunningJ
       clock: {
         now: async () => (await client.testClock.retrieve()).now,
         advance: async (seconds) => (await client.testClock.advance({ seconds })).now,
+      },
+      faults: {
+        get: async () => (await client.testFaults.retrieve()).rules,
+        set: async (rules) => (await client.testFaults.update(rules)).rules,
+        clear: async () => {
+          await client.testFaults.update([])
+        },
       },
       async close() {
         await app.close()

@@ -26,6 +26,7 @@ describe('the migrations', () => {
       '002_test_clocks.sql',
       '003_charge_redirect_url.sql',
       '004_account_time.sql',
+      '005_test_faults.sql',
     ])
     expect(await migrate(store.db)).toEqual([])
     expect(await migrate(store.db)).toEqual([])

@@ -81,6 +81,13 @@ describe('the client against the service', () => {
     expect(refused).toMatchObject({ status: 422, code: 'parameter_invalid' })
   })
 
+  it("test faults: replaces and reads the account's fault rules", async () => {
+    const rules = [{ notify: 'duplicate' as const }]
+    expect(await jackdaw.testFaults.update(rules)).toEqual({ object: 'test_faults', rules })
+    expect((await jackdaw.testFaults.retrieve()).rules).toEqual(rules)
+    expect((await jackdaw.testFaults.update([])).rules).toEqual([])
+  })
+
   it("accounts: the operator's token makes an account whose keys work, and removes it", async () => {
     const operator = createClient({
       apiKey: ADMIN_TOKEN,
