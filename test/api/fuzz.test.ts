@@ -9,7 +9,16 @@ import { ERROR_CATALOG } from '../../src/errors.js'
 import { ErrorEnvelope } from '../../src/schemas/common.js'
 import { Source } from '../../src/schemas/source.js'
 import { REDIRECT, type Reply, TEST_CARD, type TestApp, testApp } from '../helpers/app.js'
-import { mutatedBody, toText, validSourceBody, weirdChar } from '../helpers/fuzz-generators.js'
+import { mutatedBody, toText, validSourceBody } from '../helpers/fuzz-generators.js'
+import {
+  acceptHeader,
+  authorizationHeader,
+  bodyEncoding,
+  contentLengthHeader,
+  contentTypeHeader,
+  idempotencyKeyHeader,
+  wireCorruption,
+} from '../helpers/fuzz-headers.js'
 import {
   BODY_ROUTES,
   basic,
@@ -23,7 +32,7 @@ import {
   LIST_ROUTES,
   MUTATING_ROUTES,
   oddSegment,
-  pct,
+  queryParam,
   ROUTES,
   type Route,
   sometimes,
@@ -442,60 +451,7 @@ describe('fuzz: every endpoint answers below 500 in the one envelope', () => {
   it(
     'random query strings: limit, start_after, repeated and unknown parameters',
     async () => {
-      const all = () => [...f.src, ...f.ch, ...f.cus, ...f.evt, ...f.dlv, ...f.foreign]
-      const value = fc.oneof(
-        fc.constantFrom(
-          '',
-          '0',
-          '1',
-          '20',
-          '100',
-          '101',
-          '-1',
-          '-0',
-          '1e2',
-          '1e308',
-          '1.5',
-          '0x10',
-          '%205',
-          '5%20',
-          'NaN',
-          'Infinity',
-          'true',
-          '[]',
-          '%00',
-          '%ED%A0%80',
-          '%',
-          '%zz',
-          '9'.repeat(400),
-          '00000000001',
-        ),
-        fc.constantFrom(...all()),
-        oddSegment,
-        fc.string({ unit: weirdChar, maxLength: 20 }).map(pct),
-      )
-      const name = fc.constantFrom(
-        'limit',
-        'start_after',
-        'token',
-        'Limit',
-        'LIMIT',
-        'limit[]',
-        'start_after[0]',
-        'start_after[a]',
-        '__proto__',
-        'constructor',
-        'hasOwnProperty',
-        'foo',
-        '',
-        '%00',
-        'limit%00',
-      )
-      const param = fc.oneof(
-        { weight: 6, arbitrary: fc.tuple(name, value).map(([k, v]) => `${k}=${v}`) },
-        { weight: 1, arbitrary: name },
-        { weight: 1, arbitrary: fc.constantFrom('=', '&', '==', 'limit==1', ';limit=1', 'limit=1;start_after=x') },
-      )
+      const param = queryParam(f)
       const routes = [...LIST_ROUTES, ...ROUTES.filter((r) => r.method === 'GET' && r.path.includes(':'))]
       const req = fc
         .tuple(fc.constantFrom(...routes), fc.array(param, { maxLength: 5 }), fc.constantFrom('?', '??', '?&', '&'))
@@ -560,123 +516,19 @@ describe('fuzz: every endpoint answers below 500 in the one envelope', () => {
   it(
     'random headers: Authorization, Idempotency-Key, Content-Type, Content-Length, Accept',
     async () => {
-      // what an HTTP/1.1 parser lets into a header value: tab, visible ASCII, space, obs-text
-      const headerChar = fc.oneof(
-        { weight: 6, arbitrary: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) },
-        { weight: 1, arbitrary: fc.integer({ min: 0x80, max: 0xff }).map((c) => String.fromCharCode(c)) },
-        { weight: 1, arbitrary: fc.constant('\t') },
-      )
-      const headerText = (min: number, max: number) =>
-        fc
-          .string({ unit: headerChar, minLength: min, maxLength: max })
-          .map((s) => s.trim())
-          .filter((s) => s.length >= min)
-      const keys = Object.values(f.keys)
-      const validKey = fc.constantFrom(...keys)
-      const authorization = fc.oneof(
-        { weight: 20, arbitrary: fc.constant(basic(f.keys.skTest)) },
-        { weight: 10, arbitrary: validKey.map((k) => basic(k)) },
-        { weight: 1, arbitrary: fc.tuple(validKey, headerText(0, 20)).map(([k, p]) => basic(k, p)) },
-        { weight: 1, arbitrary: validKey.map((k) => `Bearer ${k}`) },
-        { weight: 1, arbitrary: validKey.map((k) => `bEaReR   ${k}   `) },
-        { weight: 1, arbitrary: validKey.map((k) => `Basic ${Buffer.from(k).toString('base64')}`) },
-        { weight: 1, arbitrary: validKey.map((k) => `Basic ${Buffer.from(`${k}:`).toString('base64url')}`) },
-        { weight: 1, arbitrary: validKey.map((k) => `Bearer ${k.slice(0, -1)}`) },
-        { weight: 1, arbitrary: validKey.map((k) => `Bearer ${k}x`) },
-        { weight: 1, arbitrary: validKey.map((k) => `Basic ${Buffer.from(`:${k}`).toString('base64')}`) },
-        {
-          weight: 2,
-          arbitrary: fc.uint8Array({ maxLength: 80 }).map((b) => `Basic ${Buffer.from(b).toString('base64')}`),
-        },
-        { weight: 2, arbitrary: headerText(0, 60).map((s) => `Basic ${s}`) },
-        { weight: 2, arbitrary: headerText(0, 60).map((s) => `Bearer ${s}`) },
-        {
-          weight: 2,
-          arbitrary: fc
-            .tuple(
-              fc.constantFrom('sk_test_', 'pk_test_', 'sk_live_', 'pk_live_', 'sk_', 'rk_test_'),
-              headerText(0, 40),
-            )
-            .map(([p, s]) => `Bearer ${p}${s.replace(/\s/g, '')}`),
-        },
-        {
-          weight: 2,
-          arbitrary: fc.constantFrom(
-            '',
-            'Basic',
-            'Bearer',
-            'Basic ',
-            'Bearer ',
-            'Basic =',
-            'Basic ====',
-            'Basic Og==',
-            'Basic OjpkOg==',
-            'Basic !!!',
-            'Digest username="x"',
-            'Negotiate abc',
-            'Basic\tabc',
-            `Basic ${'A'.repeat(8000)}`,
-          ),
-        },
-        { weight: 2, arbitrary: headerText(0, 80) },
-      )
-      const idempotencyKey = fc.oneof(
-        fc.constantFrom('k-1', 'k-2', 'same', ' ', 'a'.repeat(255), 'a'.repeat(256), 'é', 'k-1, k-2'),
-        headerText(1, 300),
-      )
-      const contentType = fc.oneof(
-        { weight: 3, arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8') },
-        fc.constantFrom(
-          'application/json',
-          'application/json; charset=utf-8',
-          'application/json; charset=UTF-8',
-          'application/json; charset=utf-16',
-          'application/json; charset=utf-16le',
-          'application/json; charset=latin1',
-          'application/json; charset=',
-          'application/json;charset="utf-8"',
-          'application/json; boundary=x',
-          'APPLICATION/JSON',
-          'application/json, text/plain',
-          'application/jsonx',
-          'application/vnd.api+json',
-          'application/merge-patch+json',
-          'text/json',
-          'text/plain',
-          'text/plain; charset=utf-8',
-          'text/html',
-          'multipart/form-data',
-          'multipart/form-data; boundary=----x',
-          'application/x-www-form-urlencoded',
-          'application/xml',
-          'application/octet-stream',
-          '*/*',
-          'application/*',
-          '',
-          ';',
-          '/',
-          'json',
-        ),
-        headerText(0, 60),
-      )
-      const contentLength = fc.constantFrom('0', '1', '2', '5', '100', '99999999', '-1', 'abc', '1.5', ' 2')
-      const accept = fc.oneof(
-        fc.constantFrom('*/*', 'text/html', 'application/xml', 'application/json;q=0', 'image/*'),
-        headerText(0, 40),
-      )
-      const encoding = fc.constantFrom<BufferEncoding>('utf8', 'utf16le', 'latin1')
+      const authorization = authorizationHeader(f.keys)
       const route = fc.constantFrom(...ROUTES.filter((r) => !r.path.startsWith('/v2/hosted/')))
       const req = route.chain((r) =>
         fc
           .record({
             url: urlArb(f, r),
             authorization: sometimes(authorization, 0.9),
-            idempotencyKey: sometimes(idempotencyKey, 0.3),
-            contentType: sometimes(contentType, 0.85),
-            contentLength: sometimes(contentLength, 0.15),
-            accept: sometimes(accept, 0.3),
+            idempotencyKey: sometimes(idempotencyKeyHeader, 0.3),
+            contentType: sometimes(contentTypeHeader, 0.85),
+            contentLength: sometimes(contentLengthHeader, 0.15),
+            accept: sometimes(acceptHeader, 0.3),
             body: bodyText(f, r),
-            encoding,
+            encoding: bodyEncoding,
             contentEncoding: sometimes(fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x'), 0.1),
           })
           .map((h): Req => {
@@ -788,34 +640,9 @@ describe('fuzz: malformed HTTP on the wire', () => {
   it(
     'a request the HTTP parser refuses still gets the envelope and a Request-Id, never a 5xx',
     async () => {
-      const byte = fc.oneof(
-        { weight: 3, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
-        { weight: 1, arbitrary: fc.integer({ min: 0, max: 0xff }) },
-      )
-      const bytes = (max: number) =>
-        fc.array(byte, { minLength: 1, maxLength: max }).map((b) => Buffer.from(b).toString('latin1'))
-      const corruption = fc.oneof(
-        bytes(40).map((v) => ({ kind: 'header value', header: `X-Odd: ${v}` })),
-        bytes(40).map((v) => ({ kind: 'authorization', header: `Authorization: Basic ${v}` })),
-        bytes(40).map((v) => ({ kind: 'idempotency key', header: `Idempotency-Key: ${v}` })),
-        bytes(20).map((v) => ({ kind: 'header name', header: `${v}: 1` })),
-        fc.constantFrom(
-          { kind: 'no colon', header: 'Garbage' },
-          { kind: 'huge header', header: `X-Big: ${'a'.repeat(20_000)}` },
-          { kind: 'smuggling', header: 'Transfer-Encoding: chunked' },
-          { kind: 'two lengths', header: 'Content-Length: 3' },
-          { kind: 'obs-fold', header: 'X-Fold: a\r\n b' },
-          { kind: 'bad version', version: 'HTTP/9.9' },
-          { kind: 'bad method', method: 'G@T' },
-          { kind: 'space in target', target: '/v2/ch arges/' },
-          { kind: 'high bytes in target', target: '/v2/charges/\xe9\xff' },
-          { kind: 'empty target', target: '?x' },
-          { kind: 'lf only', eol: '\n' },
-        ),
-      )
       const req = fc.record({
         route: fc.constantFrom(...ROUTES.filter((r) => !r.path.includes(':'))),
-        corruption,
+        corruption: wireCorruption,
       })
       await fc.assert(
         fc.asyncProperty(req, async ({ route, corruption: c }) => {

@@ -312,3 +312,65 @@ export function bodyText(f: Fixtures, route: Route): fc.Arbitrary<string> {
     },
   )
 }
+
+/**
+ * One parameter of a query string: limit, start_after and names a parser may trip on, with values
+ * that are ids of the fixtures, not-quite-numbers and odd percent-encodings; or a bare name or
+ * separator.
+ */
+export function queryParam(f: Fixtures): fc.Arbitrary<string> {
+  const all = () => [...f.src, ...f.ch, ...f.cus, ...f.evt, ...f.dlv, ...f.foreign]
+  const value = fc.oneof(
+    fc.constantFrom(
+      '',
+      '0',
+      '1',
+      '20',
+      '100',
+      '101',
+      '-1',
+      '-0',
+      '1e2',
+      '1e308',
+      '1.5',
+      '0x10',
+      '%205',
+      '5%20',
+      'NaN',
+      'Infinity',
+      'true',
+      '[]',
+      '%00',
+      '%ED%A0%80',
+      '%',
+      '%zz',
+      '9'.repeat(400),
+      '00000000001',
+    ),
+    fc.constantFrom(...all()),
+    oddSegment,
+    fc.string({ unit: weirdChar, maxLength: 20 }).map(pct),
+  )
+  const name = fc.constantFrom(
+    'limit',
+    'start_after',
+    'token',
+    'Limit',
+    'LIMIT',
+    'limit[]',
+    'start_after[0]',
+    'start_after[a]',
+    '__proto__',
+    'constructor',
+    'hasOwnProperty',
+    'foo',
+    '',
+    '%00',
+    'limit%00',
+  )
+  return fc.oneof(
+    { weight: 6, arbitrary: fc.tuple(name, value).map(([k, v]) => `${k}=${v}`) },
+    { weight: 1, arbitrary: name },
+    { weight: 1, arbitrary: fc.constantFrom('=', '&', '==', 'limit==1', ';limit=1', 'limit=1;start_after=x') },
+  )
+}
