@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AccountKeys } from '../../src/services/accounts.js'
-import { type Client, cardSource, client, REDIRECT, type Reply, type TestApp, testApp } from '../helpers/app.js'
+import { basic, type Client, cardSource, client, REDIRECT, type Reply, type TestApp, testApp } from '../helpers/app.js'
 import { expectError } from '../helpers/expect.js'
 
 /**
@@ -22,8 +22,6 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 const REQUEST_ID = /^req_[0-9a-f]{24}$/
-
-const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`
 
 const newCustomer = async (c: Client = t.sk, email = 'ann@example.com') => {
   const res = await c.post('/v2/customers/', { email, description: 'a customer' })

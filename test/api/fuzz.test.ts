@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ERROR_CATALOG } from '../../src/errors.js'
 import { ErrorEnvelope } from '../../src/schemas/common.js'
 import { Source } from '../../src/schemas/source.js'
-import { REDIRECT, type Reply, TEST_CARD, type TestApp, testApp } from '../helpers/app.js'
+import { basic, REDIRECT, type Reply, TEST_CARD, type TestApp, testApp } from '../helpers/app.js'
 import { mutatedBody, toText, validSourceBody } from '../helpers/fuzz-generators.js'
 import {
   acceptHeader,
@@ -21,7 +21,6 @@ import {
 } from '../helpers/fuzz-headers.js'
 import {
   BODY_ROUTES,
-  basic,
   bodyText,
   type Fixtures,
   fillPath,

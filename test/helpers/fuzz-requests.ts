@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { MAX_AMOUNT } from '../../src/domain/money.js'
+import { basic } from './app.js'
 import {
   anythingAsJson,
   email,
@@ -278,8 +279,6 @@ export const sometimes = <T>(arb: fc.Arbitrary<T>, p: number): fc.Arbitrary<T | 
     { weight: Math.round(p * 100), arbitrary: arb },
     { weight: Math.round((1 - p) * 100), arbitrary: fc.constant(undefined) },
   )
-
-export const basic = (key: string, password = '') => `Basic ${Buffer.from(`${key}:${password}`).toString('base64')}`
 
 /** A hosted-page body with the page's token in it, when the body is a JSON object. */
 export function withToken(body: string, token: string): string {
