@@ -313,7 +313,8 @@ describe('every answer', () => {
     const res = await t.sk.get('/v2/sources/%E0%A4%A')
     expect(res.status).toBeGreaterThanOrEqual(400)
     expect(res.status).toBeLessThan(500)
-    expect(res.body?.error?.type).toBe('invalid_request_error')
+    expect(shapeProblems(ErrorEnvelope, res.body), res.text).toEqual([])
+    expect(res.body.error.type).toBe('invalid_request_error')
     expect(res.headers['request-id']).toMatch(REQUEST_ID)
   })
 
@@ -321,7 +322,7 @@ describe('every answer', () => {
     const res = await t.sk.get(`/v2/sources/src_${'a'.repeat(400)}`)
     expect(res.status).toBeGreaterThanOrEqual(400)
     expect(res.status).toBeLessThan(500)
-    expect(typeof res.body?.error?.code).toBe('string')
+    expect(shapeProblems(ErrorEnvelope, res.body), res.text).toEqual([])
     expect(res.headers['request-id']).toMatch(REQUEST_ID)
   })
 
@@ -334,7 +335,7 @@ describe('every answer', () => {
       })
       expect(res.statusCode, `${method}: ${res.body}`).toBeGreaterThanOrEqual(400)
       expect(res.statusCode, `${method}: ${res.body}`).toBeLessThan(500)
-      expect(typeof JSON.parse(res.body).error.code).toBe('string')
+      expect(shapeProblems(ErrorEnvelope, JSON.parse(res.body)), res.body).toEqual([])
       expect(res.headers['request-id']).toMatch(REQUEST_ID)
     }
   })
