@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
-import { buildApp, client, type TestApp, testApp } from '../helpers/app.js'
+import { basic, buildApp, client, type TestApp, testApp } from '../helpers/app.js'
 
 const REDIS_URL = process.env.REDIS_URL
 
@@ -73,7 +73,6 @@ async function from(
   return res.statusCode
 }
 
-const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`
 const QR_SOURCE = { type: 'qr_a', redirect: { success: 'https://a.example/', fail: 'https://a.example/f' } }
 
 describe('rate limiting the published public key', () => {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Client, cardSource, type Json, type TestApp, testApp } from '../helpers/app.js'
 
@@ -11,8 +12,6 @@ beforeAll(async () => {
   t = await testApp({}, { recovery: { intervalMs: 100, graceMs: 200 } })
 })
 afterAll(() => t.close())
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 async function newCharge(body: Record<string, unknown> = {}, as: Client = t.sk): Promise<Json> {
   const src = await as.post('/v2/sources/', cardSource())

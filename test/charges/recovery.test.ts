@@ -1,4 +1,5 @@
 import { hostname } from 'node:os'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, parseConfig } from '../../src/config.js'
 import { listenUrlOf } from '../../src/main.js'
@@ -19,8 +20,6 @@ beforeAll(async () => {
   )
 })
 afterAll(() => t.close())
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** As if the process died before it recorded the answer to the request with this key. */
 async function forgetAnswer(key: string) {

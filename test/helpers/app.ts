@@ -28,11 +28,14 @@ export interface Client {
   delete<T = Json>(path: string, headers?: Record<string, string>): Promise<Reply<T>>
 }
 
+/** The Authorization header of HTTP Basic: the key as the user name, and a password when given. */
+export const basic = (key: string, password = '') => `Basic ${Buffer.from(`${key}:${password}`).toString('base64')}`
+
 /** An HTTP client of one app that authenticates with one key (or none), as a user would. */
 export function client(app: App, key?: string): Client {
   const call = async (method: string, url: string, body: unknown, headers: Record<string, string> = {}) => {
     const h: Record<string, string> = { ...headers }
-    if (key) h.authorization = `Basic ${Buffer.from(`${key}:`).toString('base64')}`
+    if (key) h.authorization = basic(key)
     let payload: string | undefined
     if (body !== undefined) {
       payload = typeof body === 'string' ? body : JSON.stringify(body)

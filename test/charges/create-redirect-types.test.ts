@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Json, REDIRECT, type TestApp, testApp } from '../helpers/app.js'
+import { expectError } from '../helpers/expect.js'
+import { SPEC_REDIRECT_TYPES } from '../helpers/spec.js'
+import { chargeSteps, expectConsistent, sourceBody } from './charge-harness.js'
+
+/**
+ * Create a charge on each source type that pays through a hosted page: pending, then approved or
+ * declined by the payer, captured later, refunded; transfer_a linked and charged again by OTP.
+ */
+
+let t: TestApp
+beforeAll(async () => {
+  t = await testApp()
+})
+afterAll(() => t.close())
+const { created, ok, decide, vaulted } = chargeSteps(() => t)
+
+const NON_CARD_TYPES = SPEC_REDIRECT_TYPES
+
+describe('non-card sources: one lifecycle per type', () => {
+  it.each(NON_CARD_TYPES)('%s: pending with a hosted page, approved, refunded in part then in full', async (type) => {
+    const c = await created(sourceBody(type), { metadata: { order: '42' } })
+    expect(c).toMatchObject({
+      status: 'pending',
+      authorized: false,
+      captured: false,
+      amount_refunded: 0,
+      refunds: [],
+      metadata: { order: '42' },
+    })
+    expect(c.source).toMatchObject({ type, used: true, vaulted: false, redirect: REDIRECT })
+    expect(c.source.action.type).toBe('redirect_to_url')
+    const url = new URL(c.source.action.url)
+    expect(url.pathname).toBe(`/v2/hosted/charges/${c.id}`)
+    expect(url.searchParams.get('token')).toMatch(/^[0-9a-f]{32,}$/)
+    expect(c.source.bank_account).toBeUndefined()
+
+    const done = await ok(await decide(c.id, 'approve'))
+    expect(done).toMatchObject({ status: 'succeeded', authorized: true, captured: true, amount: 1000 })
+    expect(done.source.action).toBeUndefined()
+    expect(done.updated_at > c.updated_at).toBe(true)
+    if (type === 'transfer_a') {
+      expect(done.source.bank_account).toMatchObject({ bank_type: 'transfer_a', bank_code: expect.any(String) })
+    } else expect(done.source.bank_account).toBeUndefined()
+
+    const r1 = await ok(await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 250, reason: 'damaged' }))
+    expect(r1).toMatchObject({ status: 'succeeded', amount_refunded: 250, captured: true })
+    expect(r1.refunds).toHaveLength(1)
+    expect(r1.refunds[0]).toMatchObject({ amount: 250, currency: 'usd', reason: 'damaged', status: 'succeeded' })
+    expect(r1.updated_at > done.updated_at).toBe(true)
+
+    const r2 = await ok(await t.sk.post(`/v2/charges/${c.id}/refund`))
+    expect(r2).toMatchObject({ status: 'refunded', amount_refunded: 1000 })
+    expect(r2.refunds.map((r: Json) => r.amount).sort((a: number, b: number) => a - b)).toEqual([250, 750])
+    expect(new Set(r2.refunds.map((r: Json) => r.id)).size).toBe(2)
+  })
+
+  it.each(NON_CARD_TYPES)('%s: declined by the payer fails with payment_declined', async (type) => {
+    const c = await created(sourceBody(type))
+    const done = await ok(await decide(c.id, 'decline'))
+    expect(done).toMatchObject({ status: 'failed', authorized: false, captured: false })
+    expect(done.failure_data.code).toBe('payment_declined')
+    expect(done.source.bank_account).toBeUndefined()
+  })
+
+  it.each(NON_CARD_TYPES)('%s: capture false holds the amount until captured', async (type) => {
+    const c = await created(sourceBody(type), { capture: false })
+    const held = await ok(await decide(c.id, 'approve'))
+    expect(held).toMatchObject({ status: 'succeeded', authorized: true, captured: false })
+    const cap = await ok(await t.sk.post(`/v2/charges/${c.id}/capture`))
+    expect(cap).toMatchObject({ status: 'succeeded', authorized: true, captured: true, amount: 1000 })
+  })
+
+  it('transfer_a: linked on first approval, then charged again by OTP', async () => {
+    const { src, cus } = await vaulted(sourceBody('transfer_a'))
+    const c1 = await t.sk.post('/v2/charges/', { amount: 500, currency: 'php', source: src.id, customer: cus.id })
+    expect(c1.status).toBe(201)
+    expectConsistent(c1.body)
+    expect(c1.body.source.action.type).toBe('redirect_to_url')
+    expect(c1.body.source.bank_account).toBeUndefined()
+    const linked = await ok(await decide(c1.body.id, 'approve'))
+    expect(linked.status).toBe('succeeded')
+    expect(linked.source).toMatchObject({ vaulted: true, used: true })
+    expect(linked.source.bank_account.account_number).toMatch(/\d{4}$/)
+
+    const c2 = await t.sk.post('/v2/charges/', { amount: 400, currency: 'php', source: src.id, customer: cus.id })
+    expect(c2.status).toBe(201)
+    expectConsistent(c2.body)
+    expect(c2.body).toMatchObject({ status: 'pending', authorized: false })
+    expect(c2.body.source.action).toEqual({ type: 'verify_otp', confirmation_id: expect.any(String) })
+    expect(c2.body.source.action.url).toBeUndefined()
+    const v = await ok(
+      await t.sk.post(`/v2/charges/${c2.body.id}/verify`, {
+        confirmation_id: c2.body.source.action.confirmation_id,
+        otp: '123456',
+      }),
+    )
+    expect(v).toMatchObject({ status: 'succeeded', authorized: true, captured: true, amount: 400, currency: 'php' })
+    expect(v.source.action).toBeUndefined()
+    expect(v.updated_at > c2.body.updated_at).toBe(true)
+
+    // the declining test OTP fails the charge
+    const c3 = await t.sk.post('/v2/charges/', { amount: 300, currency: 'php', source: src.id, customer: cus.id })
+    expect(c3.body.source.action.type).toBe('verify_otp')
+    const d = await ok(
+      await t.sk.post(`/v2/charges/${c3.body.id}/verify`, {
+        confirmation_id: c3.body.source.action.confirmation_id,
+        otp: '000000',
+      }),
+    )
+    expect(d).toMatchObject({ status: 'failed', authorized: false, captured: false })
+    expect(d.failure_data.code).toBe('debit_declined')
+  })
+
+  it('transfer_a without a customer is linked by its one charge and cannot be charged again', async () => {
+    const c = await created(sourceBody('transfer_a'))
+    const done = await ok(await decide(c.id, 'approve'))
+    expect(done.source.bank_account).toBeDefined()
+    const again = await t.sk.post('/v2/charges/', { amount: 1000, currency: 'usd', source: c.source.id })
+    expectError(again, 400, 'source_used', 'source')
+  })
+})

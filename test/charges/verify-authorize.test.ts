@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type TestApp, testApp } from '../helpers/app.js'
+import { expectError } from '../helpers/expect.js'
+import { chargeSteps, sourceBody } from './charge-harness.js'
+
+/**
+ * Answer a pending charge: verify its OTP, decide it in test mode or on its hosted page; and every
+ * answer the charge refuses, which leaves it as it was.
+ */
+
+let t: TestApp
+beforeAll(async () => {
+  t = await testApp()
+})
+afterAll(() => t.close())
+const { created, ok, decide, getCharge, refusedUnchanged, otpCharge } = chargeSteps(() => t)
+
+describe('refused transitions', () => {
+  const verify = (id: string, confirmation_id: string, otp: string) =>
+    t.sk.post(`/v2/charges/${id}/verify`, { confirmation_id, otp })
+
+  it('verify with a wrong OTP is otp_invalid; a right one after two wrong still succeeds', async () => {
+    const { id, conf } = await otpCharge()
+    for (let i = 0; i < 2; i++) {
+      const before = await getCharge(id)
+      expectError(await verify(id, conf, '999999'), 400, 'otp_invalid', 'otp')
+      const after = await getCharge(id)
+      expect(after.status).toBe('pending')
+      expect(after.source.action).toEqual(before.source.action)
+    }
+    const done = await ok(await verify(id, conf, '123456'))
+    expect(done.status).toBe('succeeded')
+  })
+
+  it('three wrong OTPs fail the charge; then verify is charge_not_pending', async () => {
+    const { id, conf } = await otpCharge()
+    expectError(await verify(id, conf, '1'), 400, 'otp_invalid', 'otp')
+    expectError(await verify(id, conf, '12345'), 400, 'otp_invalid', 'otp')
+    const third = await verify(id, conf, '654321')
+    expect(third.status).toBe(200)
+    const failed = await ok(third)
+    expect(failed).toMatchObject({ status: 'failed', authorized: false, captured: false })
+    expect(failed.failure_data.code).toBe('otp_attempts_exceeded')
+    expect(failed.source.action).toBeUndefined()
+    await refusedUnchanged(id, () => verify(id, conf, '123456'), 400, 'charge_not_pending')
+  })
+
+  it('verify with a wrong confirmation_id is refused and does not use up attempts', async () => {
+    const { id, conf } = await otpCharge()
+    for (let i = 0; i < 4; i++) {
+      await refusedUnchanged(id, () => verify(id, 'conf_wrong_one', '123456'), 400, 'confirmation_id_invalid')
+    }
+    expect((await verify(id, 'conf_wrong_one', '123456')).body.error.param).toBe('confirmation_id')
+    expect((await ok(await verify(id, conf, '123456'))).status).toBe('succeeded')
+  })
+
+  it('verify validation: short confirmation_id and long otp are 422', async () => {
+    const { id, conf } = await otpCharge()
+    expectError(await verify(id, 'abc', '123456'), 422, 'parameter_invalid', 'confirmation_id')
+    expectError(await verify(id, conf, '12345678901'), 422, 'parameter_invalid', 'otp')
+    expectError(await t.sk.post(`/v2/charges/${id}/verify`, { otp: '123456' }), 422, 'parameter_missing')
+    expect((await getCharge(id)).status).toBe('pending')
+  })
+
+  it('verify on a charge that waits at a hosted page is charge_not_verifiable', async () => {
+    const c = await created(sourceBody('wallet_e'))
+    await refusedUnchanged(c.id, () => verify(c.id, 'conf_whatever', '123456'), 400, 'charge_not_verifiable')
+    const tds = await created(sourceBody('card', { number: '4000000000003220' }))
+    await refusedUnchanged(tds.id, () => verify(tds.id, 'conf_whatever', '123456'), 400, 'charge_not_verifiable')
+  })
+
+  it('verify on a succeeded card charge is charge_not_pending', async () => {
+    const c = await created(sourceBody('card'))
+    await refusedUnchanged(c.id, () => verify(c.id, 'conf_whatever', '123456'), 400, 'charge_not_pending')
+  })
+
+  it('test authorize on a succeeded, a failed and a decided charge is charge_not_pending', async () => {
+    const c = await created(sourceBody('card'))
+    await refusedUnchanged(c.id, () => decide(c.id, 'approve'), 400, 'charge_not_pending')
+    const f = await created(sourceBody('card', { number: '4000000000009979' }))
+    await refusedUnchanged(f.id, () => decide(f.id, 'approve'), 400, 'charge_not_pending')
+    const w = await created(sourceBody('wallet_a'))
+    await ok(await decide(w.id, 'decline'))
+    await refusedUnchanged(w.id, () => decide(w.id, 'approve'), 400, 'charge_not_pending')
+    await refusedUnchanged(w.id, () => decide(w.id, 'decline'), 400, 'charge_not_pending')
+  })
+
+  it('test authorize on an OTP charge is charge_not_pending; a bad decision is 422', async () => {
+    const { id } = await otpCharge()
+    await refusedUnchanged(id, () => decide(id, 'approve'), 400, 'charge_not_pending')
+    const w = await created(sourceBody('wallet_a'))
+    expectError(await t.sk.post(`/v2/test/charges/${w.id}/authorize`, { decision: 'maybe' }), 422, 'parameter_invalid')
+    expectError(await t.sk.post(`/v2/test/charges/${w.id}/authorize`, {}), 422, 'parameter_missing')
+    expect((await getCharge(w.id)).status).toBe('pending')
+  })
+
+  it('a hosted page answer on a charge no longer pending is a 400 page, and changes nothing', async () => {
+    const c = await created(sourceBody('wallet_b'))
+    const url = new URL(c.source.action.url)
+    const token = url.searchParams.get('token') as string
+    const done = await ok(await decide(c.id, 'approve'))
+    const form = new URLSearchParams({ token, decision: 'decline' }).toString()
+    const res = await t.anon.post(url.pathname, form, { 'content-type': 'application/x-www-form-urlencoded' })
+    expect(res.status).toBe(400)
+    expect(String(res.headers['content-type'])).toMatch(/^text\/html/)
+    expect(res.text).toContain('charge_not_pending')
+    expect(res.headers.location).toBeUndefined()
+    expect(await getCharge(c.id)).toEqual(done)
+  })
+
+  it('test authorize with a live key is test_mode_only', async () => {
+    const w = await created(sourceBody('wallet_a'))
+    expectError(await decide(w.id, 'approve', t.skLive), 400, 'test_mode_only')
+    expect((await getCharge(w.id)).status).toBe('pending')
+  })
+})

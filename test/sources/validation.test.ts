@@ -1,0 +1,185 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type TestApp, testApp } from '../helpers/app.js'
+import { expectRefused } from '../helpers/expect.js'
+import {
+  at,
+  cardBody,
+  expectOk,
+  type Json,
+  ownerBody,
+  type Path,
+  sourceCreate,
+  walletBody,
+  without,
+  withValue,
+} from './source-harness.js'
+
+/**
+ * POST /v2/sources/ refused: a character outside pattern P in any field that takes it, a required
+ * field missing, an unknown field, a field of the wrong JSON type; each a 422 naming the field.
+ */
+
+let t: TestApp
+beforeAll(async () => {
+  t = await testApp()
+})
+afterAll(() => t.close())
+const create = sourceCreate(() => t)
+
+describe('pattern P', () => {
+  const patternFields: [Path, () => Json][] = [
+    [['card', 'name'], cardBody],
+    [['card', 'address_line1'], cardBody],
+    [['card', 'address_line2'], cardBody],
+    [['card', 'address_city'], cardBody],
+    [['card', 'address_state'], cardBody],
+    [['card', 'address_country'], cardBody],
+    [['card', 'address_zip'], cardBody],
+    [['owner', 'address_country'], ownerBody],
+    ...['name', 'phone_number', 'line1', 'line2', 'city', 'state', 'country', 'zip_code'].flatMap(
+      (f): [Path, () => Json][] => [
+        [['owner', 'billing', f], ownerBody],
+        [['owner', 'shipping', f], ownerBody],
+      ],
+    ),
+  ]
+
+  it("accepts letters, digits, the space, the tab and the characters ' # _ . - , in every pattern-P field", async () => {
+    const allowed = "Aa Zz 09\t'#_.-, x"
+    for (const [path, base] of patternFields) {
+      const res = await create(withValue(base(), path, allowed))
+      expectOk(res)
+      expect(at(res.body, path)).toBe(allowed)
+    }
+  })
+
+  const refused = [
+    '$',
+    '@',
+    '!',
+    '/',
+    ';',
+    ':',
+    '<',
+    '>',
+    '"',
+    '\\',
+    '(',
+    ')',
+    '&',
+    '*',
+    '+',
+    '=',
+    '?',
+    '%',
+    '~',
+    '`',
+    '|',
+    '{',
+    '}',
+    '[',
+    ']',
+    '^',
+    'é',
+    'ñ',
+    'ß',
+    '中',
+    '😀',
+    '\u0000',
+    // whitespace other than the space and the tab: line breaks, no-break and wide spaces, the BOM
+    '\n',
+    '\r',
+    '\v',
+    '\f',
+    '\u0085',
+    '\u00a0',
+    '\u1680',
+    '\u2000',
+    '\u2028',
+    '\u2029',
+    '\u202f',
+    '\u3000',
+    '\ufeff',
+  ]
+
+  it('refuses every other character in card.name', async () => {
+    for (const ch of refused) {
+      const res = await create(withValue(cardBody(), ['card', 'name'], `Ann${ch}Lee`))
+      expectRefused(res, ['body', 'card', 'name'], 'parameter_invalid')
+      expect(res.body.error.detail[0].type).toBe('pattern')
+    }
+  })
+
+  it('refuses a character outside P in every pattern-P field', async () => {
+    for (const [path, base] of patternFields) {
+      for (const ch of ['$', '@', 'é', '<']) {
+        expectRefused(
+          await create(withValue(base(), path, `12 Main${ch}Street`)),
+          ['body', ...path],
+          'parameter_invalid',
+        )
+      }
+    }
+  })
+
+  it('lists one detail entry per violation', async () => {
+    const body = withValue(withValue(cardBody(), ['card', 'name'], 'Ann$'), ['card', 'address_city'], 'x'.repeat(256))
+    const res = await create(body)
+    expect(res.status).toBe(422)
+    const locs = res.body.error.detail.map((d: { loc: unknown }) => d.loc)
+    expect(locs).toContainEqual(['body', 'card', 'name'])
+    expect(locs).toContainEqual(['body', 'card', 'address_city'])
+  })
+})
+
+describe('required fields', () => {
+  const required: [Path, () => Json][] = [
+    [['type'], cardBody],
+    [['card', 'name'], cardBody],
+    [['card', 'number'], cardBody],
+    [['card', 'exp_month'], cardBody],
+    [['card', 'exp_year'], cardBody],
+    [['card', 'cvc'], cardBody],
+    [['redirect', 'success'], walletBody],
+    [['redirect', 'fail'], walletBody],
+    [['owner', 'billing', 'name'], () => withValue(cardBody(), ['owner', 'billing'], { city: 'Manila' })],
+    [['owner', 'shipping', 'name'], () => withValue(cardBody(), ['owner', 'shipping'], { line1: '1 Main St' })],
+  ]
+  for (const [path, base] of required) {
+    it(`${path.join('.')} missing is 422 parameter_missing pointing at it`, async () => {
+      const res = await create(without(base(), path))
+      expectRefused(res, ['body', ...path], 'parameter_missing')
+      expect(res.body.error.param).toBe(path.join('.'))
+      expect(res.body.error.message).toContain(path.join('.'))
+    })
+  }
+
+  it('an absent or empty body is 422', async () => {
+    // the test client sends {} for an undefined body; an empty text is no body at all
+    const none = await t.sk.post('/v2/sources/', '')
+    expect(none.status).toBe(422)
+    expect(none.body.error.detail[0].loc).toEqual(['body'])
+    expectRefused(await create({}), ['body', 'type'], 'parameter_missing')
+  })
+
+  it('an unknown field, at the top or nested, is 422 parameter_unknown', async () => {
+    const cases: [Json, Path][] = [
+      [withValue(cardBody(), ['amount'], 100), ['amount']],
+      [withValue(cardBody(), ['card', 'number_2'], '1'), ['card', 'number_2']],
+      [withValue(walletBody(), ['redirect', 'cancel'], 'https://shop.example/c'), ['redirect', 'cancel']],
+      [withValue(ownerBody(), ['owner', 'phone'], '123'), ['owner', 'phone']],
+      [withValue(ownerBody(), ['owner', 'billing', 'zip'], '123'), ['owner', 'billing', 'zip']],
+    ]
+    for (const [body, path] of cases) {
+      const res = await create(body)
+      expectRefused(res, ['body', ...path], 'parameter_unknown')
+      expect(res.body.error.param).toBe(path.join('.'))
+    }
+  })
+
+  it('a field of the wrong JSON type is 422', async () => {
+    expectRefused(await create(withValue(cardBody(), ['card', 'exp_month'], 12)), ['body', 'card', 'exp_month'])
+    expectRefused(await create(withValue(cardBody(), ['card', 'number'], 4242424242424242)), ['body', 'card', 'number'])
+    expectRefused(await create(withValue(cardBody(), ['card'], null)), ['body', 'card'])
+  })
+})
