@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PaymentRequest } from '../../src/processor/processor.js'
 import { Simulator } from '../../src/processor/simulator.js'
-import { cardSource, REDIRECT, type Reply, type TestApp, testApp } from '../helpers/app.js'
+import { cardSource, REDIRECT, type TestApp, testApp } from '../helpers/app.js'
+import { expectError } from '../helpers/expect.js'
 
 /**
  * What a charge's body may add to its source: a security code for this authorization only (a
@@ -26,12 +27,6 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
-
-function expectError(res: Reply, status: number, code: string, param?: string) {
-  expect(res.status, JSON.stringify(res.body)).toBe(status)
-  expect(res.body.error.code).toBe(code)
-  if (param) expect(res.body.error.param).toBe(param)
-}
 
 /** A customer with a card saved to it, charged once already: its own security code is gone. */
 async function savedCard(number: string) {
