@@ -28,6 +28,7 @@ import { hostedPageUrl, hostedRoutes } from './http/routes/hosted.js'
 import { meRoutes } from './http/routes/me.js'
 import { sourceRoutes } from './http/routes/sources.js'
 import { testClockRoutes } from './http/routes/test-clock.js'
+import { testScenarioRoutes } from './http/routes/test-scenarios.js'
 import { validationError, validatorCompiler } from './http/validation.js'
 import { type DeliveryWorker, type DeliveryWorkerSettings, startDeliveryWorker } from './notify/worker.js'
 import { buildServices, type ServiceOptions, type Services } from './services/index.js'
@@ -107,7 +108,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
 
   let worker: DeliveryWorker | undefined
-  const options: ServiceOptions = { ...deps.options }
+  const options: ServiceOptions = { payerTimeoutMs: deps.recovery?.payerTimeoutMs, ...deps.options }
   let sweepAtOnce: (() => void) | undefined
   const outerClock = options.onTestClockAdvanced
   options.onTestClockAdvanced = () => {
@@ -209,6 +210,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     })
     await api.register(deliveryRoutes, { services })
     await api.register(testClockRoutes, { services })
+    await api.register(testScenarioRoutes, { services, publicUrl: options.publicUrl })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
   await app.register(dashboardRoutes)

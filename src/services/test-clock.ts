@@ -46,3 +46,5 @@ export function testClockService(deps: { db: Db; onAdvanced?: (() => void) | und
     },
   }
 }
+
+export type TestClockService = ReturnType<typeof testClockService>
