@@ -182,6 +182,14 @@ describe('refusals', () => {
       expect(res.body.error, what).toMatchObject({ code, param })
     }
     expect(await chargeCount()).toBe(before)
+    // a union's problem is told by the branch of the value's type, not as a failed union
+    const long = await run('charge.succeeded', { metadata: { order: 'x'.repeat(501) } })
+    expect(long.status).toBe(422)
+    expect(long.body.error).toMatchObject({
+      code: 'parameter_invalid',
+      param: 'metadata.order',
+      message: 'metadata.order must be at most 500 characters',
+    })
     const malformed = await t.sk.post('/v2/test/scenarios/charge.succeeded', '{"amount":', {
       'content-type': 'application/json',
     })
