@@ -8,12 +8,19 @@ import { ChargesView } from './views/charges.js'
 import { describe } from './views/common.js'
 import { CustomersView, DeliveriesView, EventsView } from './views/lists.js'
 import { SignIn } from './views/signin.js'
+import { ClockView, ScenariosView } from './views/test-mode.js'
 
 const SECTIONS = [
   ['charges', 'Charges'],
   ['customers', 'Customers'],
   ['events', 'Events'],
   ['deliveries', 'Notify calls'],
+] as const
+
+/** Sections of test mode only: a live key has no test clock and no scenarios. */
+const TEST_SECTIONS = [
+  ['clock', 'Test clock'],
+  ['scenarios', 'Scenarios'],
 ] as const
 
 function Signed({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
@@ -26,6 +33,10 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: () => voi
   else if (section === 'customers') view = <CustomersView client={client} route={route} />
   else if (section === 'events') view = <EventsView client={client} route={route} />
   else if (section === 'deliveries') view = <DeliveriesView client={client} route={route} />
+  else if (section === 'clock' || section === 'scenarios') {
+    if (live) view = <p class="muted">The test clock and scenarios are in test mode only.</p>
+    else view = section === 'clock' ? <ClockView client={client} /> : <ScenariosView client={client} />
+  }
   return (
     <div class={live ? 'shell live' : 'shell test'}>
       <header class="top">
@@ -35,7 +46,7 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: () => voi
           {live ? 'Live mode' : 'Test mode'}
         </span>
         <nav class="sections">
-          {SECTIONS.map(([path, label]) => (
+          {[...SECTIONS, ...(live ? [] : TEST_SECTIONS)].map(([path, label]) => (
             <a key={path} href={href(`/${path}`)} class={section === path ? 'current' : ''}>
               {label}
             </a>

@@ -29,6 +29,7 @@ import { meRoutes } from './http/routes/me.js'
 import { sourceRoutes } from './http/routes/sources.js'
 import { testClockRoutes } from './http/routes/test-clock.js'
 import { testFaultRoutes } from './http/routes/test-faults.js'
+import { testScenarioRoutes } from './http/routes/test-scenarios.js'
 import { serializerCompiler } from './http/serialization.js'
 import { registerFaultDecision, registerFaultEffects } from './http/test-fault-header.js'
 import { validationError, validatorCompiler } from './http/validation.js'
@@ -110,7 +111,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
 
   let worker: DeliveryWorker | undefined
-  const options: ServiceOptions = { ...deps.options }
+  const options: ServiceOptions = { payerTimeoutMs: deps.recovery?.payerTimeoutMs, ...deps.options }
   let sweepAtOnce: (() => void) | undefined
   const outerClock = options.onTestClockAdvanced
   // an advance may have made charges overdue and notify calls due: they are seen to now
@@ -219,6 +220,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(deliveryRoutes, { services })
     await api.register(testClockRoutes, { services })
     await api.register(testFaultRoutes, { services })
+    await api.register(testScenarioRoutes, { services, publicUrl: options.publicUrl })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
   await app.register(dashboardRoutes)

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { apiUrlOf, listen } from './cli/listen.js'
+import { customerOf, metadataOf, trigger } from './cli/trigger.js'
 import { JackdawConnectionError, JackdawError } from './client/api.js'
 import { parseConfig } from './config.js'
 import { AppError } from './errors.js'
@@ -23,8 +24,10 @@ Commands:
   deliveries redeliver ID    queue a failed notify delivery for one more attempt
   processor                  run the payment simulator as a separate processor service
   listen --forward-to URL    forward the account's events, signed, to a local address
+  trigger SCENARIO           run a test-mode scenario (a charge, a refund, …) and print its ids
+  trigger --list             list the scenarios and their overrides
 
-listen reaches a running service over its API: --api-url (else JACKDAW_API_URL, else
+listen and trigger reach a running service over its API: --api-url (else JACKDAW_API_URL, else
 http://127.0.0.1:$PORT) with --key (else JACKDAW_API_KEY). The other commands open the store;
 it and every setting come from the environment, as for the service:
   JACKDAW_DATA_DIR (embedded PostgreSQL, default ./data) or DATABASE_URL (your PostgreSQL),
@@ -67,6 +70,23 @@ connection resumes after the last event received, missing none. Ctrl-C stops it.
   --forward-to URL     where to send each event (e.g. http://localhost:3000/webhooks/jackdaw)
   --events LIST        only these types, comma-separated (e.g. charge.succeeded,charge.refunded)
   --key KEY            a secret key (default: JACKDAW_API_KEY)
+  --api-url URL        the service (default: JACKDAW_API_URL, else http://127.0.0.1:$PORT)
+`,
+  trigger: `Usage: jackdaw trigger SCENARIO [overrides] [--json] [--key sk_test_…] [--api-url URL]
+       jackdaw trigger --list [--json]
+
+Runs a test-mode scenario through the service, as a client taking its steps would, with the
+same events and notify calls, and prints one line per object it made (e.g. "charge  ch_…").
+--list names every scenario, what it does and the overrides it takes. A test secret key only.
+
+  --amount N           the charge amount, in the smallest currency unit (default 1000)
+  --currency CODE      the charge currency (default usd)
+  --metadata K=V       the charge's metadata; repeat for more keys
+  --decline-code CODE  charge.failed: the decline (card_declined, insufficient_funds, …)
+  --customer ID|JSON   a customer id, or a new customer ('{"email": …, "description": …}')
+  --notify URL         the source's notify address: the run's events are sent there
+  --json               print the whole answer
+  --key KEY            a secret test key (default: JACKDAW_API_KEY)
   --api-url URL        the service (default: JACKDAW_API_URL, else http://127.0.0.1:$PORT)
 `,
 }
@@ -112,6 +132,13 @@ async function main(argv: string[]) {
       events: { type: 'string' },
       key: { type: 'string' },
       'api-url': { type: 'string' },
+      list: { type: 'boolean' },
+      amount: { type: 'string' },
+      currency: { type: 'string' },
+      metadata: { type: 'string', multiple: true },
+      'decline-code': { type: 'string' },
+      customer: { type: 'string' },
+      notify: { type: 'string' },
     },
   })
   const topic = command && HELP[command] ? command : 'main'
@@ -195,6 +222,35 @@ async function main(argv: string[]) {
           .map((e) => e.trim())
           .filter(Boolean),
         signal: controller.signal,
+      })
+      return
+    }
+    case 'trigger': {
+      const key = values.key ?? process.env.JACKDAW_API_KEY
+      if (!key) throw new UsageError('--key (or JACKDAW_API_KEY) is required: a secret test key of the account')
+      if (!values.list && !sub) throw new UsageError('name a scenario (jackdaw trigger --list names them)')
+      const amount = values.amount
+      if (amount !== undefined && !/^\d{1,15}$/.test(amount)) throw new UsageError('--amount must be a whole number')
+      let overrides: Parameters<typeof trigger>[0]['overrides']
+      try {
+        overrides = {
+          amount: amount === undefined ? undefined : Number(amount),
+          currency: values.currency,
+          metadata: metadataOf(values.metadata ?? []),
+          decline_code: values['decline-code'] as never,
+          customer: customerOf(values.customer),
+          notify: values.notify,
+        }
+      } catch (err) {
+        throw new UsageError((err as Error).message)
+      }
+      await trigger({
+        apiUrl: apiUrlOf(values['api-url'], process.env),
+        key,
+        scenario: sub,
+        list: values.list,
+        overrides: JSON.parse(JSON.stringify(overrides)),
+        json,
       })
       return
     }

@@ -5,6 +5,7 @@ import type * as common from '../schemas/common.js'
 import type * as customer from '../schemas/customer.js'
 import type * as delivery from '../schemas/delivery.js'
 import type * as event from '../schemas/event.js'
+import type * as scenario from '../schemas/scenario.js'
 import type * as source from '../schemas/source.js'
 import type * as testClock from '../schemas/test-clock.js'
 import type * as testFaults from '../schemas/test-faults.js'
@@ -31,6 +32,9 @@ export type TestClock = Static<typeof testClock.TestClock>
 export type AdvanceTestClockParams = Static<typeof testClock.AdvanceBody>
 export type TestFaults = Static<typeof testFaults.TestFaults>
 export type TestFaultRule = Static<typeof testFaults.FaultRule>
+export type Scenario = Static<typeof scenario.Scenario>
+export type ScenarioRun = Static<typeof scenario.ScenarioRun>
+export type ScenarioOverrides = Static<typeof scenario.ScenarioOverrides>
 export type ErrorEnvelope = Static<typeof common.ErrorEnvelope>
 export type CreateChargeParams = Static<typeof charge.CreateChargeBody>
 export type CaptureParams = Static<typeof charge.CaptureBody>
@@ -303,6 +307,12 @@ export function createClient(options: ClientOptions) {
       /** replaces every rule of the account; [] removes them all */
       update: (rules: TestFaultRule[], opts?: RequestOptions) =>
         request<TestFaults>('PUT', '/v2/test/faults', { rules }, opts),
+    },
+    /** Test-mode scenarios: named flows the service runs as a client would (a test key). */
+    scenarios: {
+      list: (opts?: RequestOptions) => get<List<Scenario>>('/v2/test/scenarios', undefined, opts),
+      run: (name: string, overrides: ScenarioOverrides = {}, opts?: RequestOptions) =>
+        post<ScenarioRun>(`/v2/test/scenarios/${enc(name)}`, overrides, opts),
     },
     /** Accounts, with the operator's token (JACKDAW_ADMIN_TOKEN) as the client's `apiKey`. */
     accounts: {

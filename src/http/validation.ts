@@ -124,11 +124,37 @@ function messageOf(e: ErrorObject, name: string): string {
   }
 }
 
+/**
+ * The problems of the one branch of a union whose type the value has (an object given for a
+ * string or an object): they say what is wrong with it, where the union's own entry says only
+ * that no branch matched. Undefined when no branch, or more than one, has the value's type.
+ */
+function branchOfType(union: ErrorObject, errors: ErrorObject[]): ErrorObject[] | undefined {
+  const prefix = `${union.schemaPath.replace(/\/anyOf$/, '')}/anyOf/`
+  const branches = new Map<string, ErrorObject[]>()
+  for (const e of errors) {
+    if (!e.schemaPath.startsWith(prefix) || !e.instancePath.startsWith(union.instancePath)) continue
+    const branch = e.schemaPath.slice(prefix.length).split('/')[0] as string
+    branches.set(branch, [...(branches.get(branch) ?? []), e])
+  }
+  const typed = [...branches.values()].filter(
+    (found) => !found.some((e) => e.keyword === 'type' && e.instancePath === union.instancePath),
+  )
+  return typed.length === 1 ? typed[0] : undefined
+}
+
 /** Turns schema violations into one 422 that lists each, in the envelope of the error catalog. */
 export function validationError(part: string, errors: ErrorObject[]): AppError {
-  // a union reports each branch it tried; its own entry says enough
-  // and a propertyNames violation comes with the entry of the key rule it broke, which says more
-  const useful = errors.filter((e) => !e.schemaPath.includes('/anyOf/') && e.keyword !== 'propertyNames')
+  // a union reports each branch it tried; its own entry says enough, unless the value has the type
+  // of one branch only, whose problems say more. A propertyNames violation comes with the entry of
+  // the key rule it broke, which says more.
+  const explained = new Map(errors.filter((e) => e.keyword === 'anyOf').map((e) => [e, branchOfType(e, errors)]))
+  const chosen = new Set([...explained.values()].flatMap((found) => found ?? []))
+  const useful = errors.filter((e) => {
+    if (e.keyword === 'propertyNames') return false
+    if (e.keyword === 'anyOf') return !explained.get(e)
+    return !e.schemaPath.includes('/anyOf/') || chosen.has(e)
+  })
   const list = useful.length > 0 ? useful : errors
   const detail: ValidationDetail[] = list.map((e) => {
     const loc = locOf(part, e)

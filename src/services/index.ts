@@ -9,6 +9,7 @@ import { chargeService, type HostedPageUrl } from './charges/index.js'
 import { customerService } from './customers.js'
 import { eventService } from './events.js'
 import { checkNotifyAddress, type NotifyAllowList, type NotifyHostResolver } from './notify-address.js'
+import { scenarioService } from './scenarios.js'
 import { sourceService } from './sources.js'
 import { testClockService } from './test-clock.js'
 import { faultableProcessor, testFaultService } from './test-faults.js'
@@ -39,6 +40,11 @@ export interface ServiceOptions {
    * JACKDAW_NOTIFY_ALLOW_HOSTS); none unless given. The app's delivery worker uses it too.
    */
   notifyAllow?: NotifyAllowList | undefined
+  /**
+   * how long a charge waits for its payer before the recovery sweep fails it: the payment_expired
+   * scenario moves the test clock past it (JACKDAW_PAYER_TIMEOUT_SECONDS' default unless given)
+   */
+  payerTimeoutMs?: number | undefined
 }
 
 /**
@@ -49,27 +55,36 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
   const { db, vault, options } = deps
   const onQueued = options.onNotifyQueued
   const events = eventService({ db, onNotifyQueued: onQueued })
+  const notifyCheck = (url: string, livemode: boolean) =>
+    checkNotifyAddress(url, livemode, options.notifyResolver, options.notifyAllow)
+  const sources = sourceService({ db, vault, checkNotifyAddress: notifyCheck })
+  const customers = customerService({ db })
+  const charges = chargeService({
+    db,
+    vault,
+    events: events.recorder,
+    // test mode's processor takes the faults a request is given (services/test-faults.ts)
+    processors: { test: faultableProcessor(options.testProcessor ?? new Simulator()), live: options.liveProcessor },
+    hostedPageUrl: deps.hostedPageUrl,
+  })
+  const testClock = testClockService({ db, onAdvanced: () => options.onTestClockAdvanced?.() })
   return {
     accounts: accountService({ db, vault }),
-    sources: sourceService({
-      db,
-      vault,
-      checkNotifyAddress: (url, livemode) =>
-        checkNotifyAddress(url, livemode, options.notifyResolver, options.notifyAllow),
-    }),
-    customers: customerService({ db }),
+    sources,
+    customers,
     events,
     deliveries: deliveryService({ db, onQueued }),
-    charges: chargeService({
-      db,
-      vault,
-      events: events.recorder,
-      // test mode's processor takes the faults a request is given (services/test-faults.ts)
-      processors: { test: faultableProcessor(options.testProcessor ?? new Simulator()), live: options.liveProcessor },
-      hostedPageUrl: deps.hostedPageUrl,
-    }),
-    testClock: testClockService({ db, onAdvanced: () => options.onTestClockAdvanced?.() }),
+    charges,
+    testClock,
     testFaults: testFaultService({ db }),
+    scenarios: scenarioService({
+      sources,
+      customers,
+      charges,
+      testClock,
+      checkNotifyAddress: notifyCheck,
+      payerTimeoutMs: options.payerTimeoutMs,
+    }),
     /** Idempotency records are kept 24 hours; the recovery sweep purges older ones. */
     idempotency: { purgeExpired: () => purgeExpiredKeys(db) },
   }

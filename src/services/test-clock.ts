@@ -43,3 +43,5 @@ export function testClockService(deps: { db: Db; onAdvanced?: (() => void) | und
     advances: () => testClockAdvances(db),
   }
 }
+
+export type TestClockService = ReturnType<typeof testClockService>

@@ -24,7 +24,14 @@ let failedCharge: string
 
 beforeAll(async () => {
   ;[t, receiver, browser] = await Promise.all([
-    listeningApp({}, { notify: { schedule: [], timeoutMs: 2000, pollMs: 50 } }),
+    // a payer timeout of an hour, swept every minute: only a moved test clock makes a charge expire in time
+    listeningApp(
+      {},
+      {
+        notify: { schedule: [], timeoutMs: 2000, pollMs: 50 },
+        recovery: { intervalMs: 60_000, graceMs: 30_000, payerTimeoutMs: 3_600_000 },
+      },
+    ),
     recorder(() => (failNotify ? 503 : 200)),
     launch(),
   ])
@@ -215,9 +222,79 @@ describe('the dashboard', () => {
     await expect(page.locator('.facts').textContent()).resolves.toMatch(/card_declined/)
   })
 
-  it('with a live key shows live mode and live objects only', async () => {
+  it('moves the test clock past the payer timeout: a charge whose payer never answered shows failed, payment_expired', async () => {
+    const source = await jackdaw.sources.create({ type: 'card', card: { ...TEST_CARD, number: '4000000000003220' } })
+    const waiting = await jackdaw.charges.create({ amount: 3100, currency: 'usd', source: source.id })
+    expect(waiting.status).toBe('pending')
+    const { page, errors } = await signedIn(t.account.sk_test_key)
+    await page.getByRole('link', { name: 'Test clock' }).click()
+    await expect(page.getByTestId('clock-offset').textContent()).resolves.toMatch(/\(0 s\)/)
+
+    await page.locator('input[name=advance-amount]').fill('2')
+    await page.getByLabel('Unit').selectOption('hours')
+    await page.getByRole('button', { name: 'Advance' }).click()
+    await page.getByTestId('clock-advanced').waitFor()
+    // the clock shown is read again after the advance
+    await page.getByTestId('clock-offset').filter({ hasText: '(7200 s)' }).waitFor()
+    await expect(page.getByTestId('clock-offset').textContent()).resolves.toMatch(/2 h 0 min 0 s \(7200 s\)/)
+    expect((await jackdaw.testClock.retrieve()).offset_seconds).toBe(7200)
+    await screenshot(page, 'dashboard-test-clock')
+
+    await page.goto(`${t.url}/dashboard#/charges/${waiting.id}`)
+    const facts = page.locator('.facts')
+    for (let i = 0; i < 50 && !/payment_expired/.test((await facts.textContent()) ?? ''); i++) {
+      await new Promise((r) => setTimeout(r, 100))
+      await page.reload()
+      await facts.waitFor()
+    }
+    await expect(facts.textContent()).resolves.toMatch(/payment_expired: The payer did not complete the payment/)
+    await page.getByRole('heading', { name: /\$31\.00 failed/ }).waitFor()
+    expect(await jackdaw.charges.retrieve(waiting.id)).toMatchObject({
+      status: 'failed',
+      failure_data: { code: 'payment_expired' },
+    })
+    expect(errors).toEqual([])
+  })
+
+  it('runs a scenario with its overrides, shows what it made and links to its charge', async () => {
+    const { page, errors } = await signedIn(t.account.sk_test_key)
+    await page.getByRole('link', { name: 'Scenarios' }).click()
+    await page.locator('select[name=scenario]').selectOption('charge.failed')
+    await page.locator('input[name=override-decline_code]').fill('bad_luck')
+    await page.getByRole('button', { name: 'Run' }).click()
+    await expect(page.getByRole('alert').textContent()).resolves.toMatch(/decline_code must be one of/)
+
+    await page.locator('input[name=override-amount]').fill('4200')
+    await page.locator('input[name=override-decline_code]').fill('insufficient_funds')
+    await page.locator('input[name=override-metadata]').fill('order=B-2, channel=dashboard')
+    await page.getByRole('button', { name: 'Run' }).click()
+    const made = page.getByTestId('scenario-made')
+    await made.waitFor()
+    await expect(made.textContent()).resolves.toMatch(/failed insufficient_funds/)
+    await screenshot(page, 'dashboard-scenarios')
+    const chargeId = (await made.locator('a .id').textContent()) as string
+    expect(await jackdaw.charges.retrieve(chargeId)).toMatchObject({
+      amount: 4200,
+      status: 'failed',
+      metadata: { order: 'B-2', channel: 'dashboard' },
+      failure_data: { code: 'insufficient_funds' },
+    })
+    await made.getByRole('link').click()
+    await page.getByRole('heading', { name: /\$42\.00/ }).waitFor()
+    await expect(page.locator('.facts').textContent()).resolves.toMatch(/insufficient_funds/)
+    // the refused run's answer is the one the console reports
+    expect(errors).toEqual([expect.stringMatching(/status of 422/)])
+  })
+
+  it('with a live key shows live mode and live objects only, and no test clock or scenarios', async () => {
     const { page } = await signedIn(t.account.sk_live_key)
     await expect(page.getByTestId('mode').textContent()).resolves.toBe('Live mode')
     await page.getByText('No charges.').waitFor()
+    expect(await page.getByRole('link', { name: 'Test clock' }).count()).toBe(0)
+    expect(await page.getByRole('link', { name: 'Scenarios' }).count()).toBe(0)
+    await page.evaluate(() => {
+      location.hash = '#/clock'
+    })
+    await page.getByText('in test mode only').waitFor()
   })
 })

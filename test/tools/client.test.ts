@@ -249,6 +249,18 @@ describe('the client against the service', () => {
     expect(verifySignature('{}', sign('{}', secret), secret)).toBe(true)
   })
 
+  it('scenarios: lists them and runs one with overrides, typed', async () => {
+    const list = await jackdaw.scenarios.list()
+    expect(list.data.map((s) => s.name)).toContain('charge.refunded')
+    const run = await jackdaw.scenarios.run('charge.refunded', { amount: 2500, metadata: { from: 'client' } })
+    expect(run).toMatchObject({ object: 'scenario_run', scenario: 'charge.refunded' })
+    const charge = await jackdaw.charges.retrieve(run.objects.charge?.id as string)
+    expect(charge).toMatchObject({ status: 'refunded', amount: 2500, metadata: { from: 'client' } })
+    expect(run.objects.refund?.amount).toBe(2500)
+    const refused = await jackdaw.scenarios.run('charge.failed', { decline_code: 'nope' as never }).catch((e) => e)
+    expect(refused).toMatchObject({ status: 422, code: 'parameter_invalid' })
+  })
+
   it('called every operation of the OpenAPI document', async () => {
     const doc = (await (await fetch(`${t.url}/v2/openapi.json`)).json()) as { paths: Record<string, object> }
     const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>

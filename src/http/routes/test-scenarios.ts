@@ -1,0 +1,54 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { AppError } from '../../errors.js'
+import { ListOf, withErrors } from '../../schemas/common.js'
+import { Scenario, ScenarioOverrides, ScenarioParams, ScenarioRun } from '../../schemas/scenario.js'
+import { chargeBodyViolations } from '../../services/charges/index.js'
+import type { Services } from '../../services/index.js'
+import { TEST_MODE_TAG } from './accounts.js'
+import { hostedPageUrlOf } from './hosted.js'
+
+/** Named flows run through the service, as a client would step by step (test keys only). */
+export const testScenarioRoutes: FastifyPluginAsyncTypebox<{
+  services: Services
+  publicUrl?: string | undefined
+}> = async (app, { services, publicUrl }) => {
+  const tags = [TEST_MODE_TAG]
+  // before the body is checked: a live key finds no such route, whatever it sends
+  app.addHook('preValidation', async (request) => {
+    if (request.caller?.livemode) {
+      throw new AppError('route_missing', `No route ${request.method} ${request.url.split('?')[0]}`)
+    }
+  })
+
+  app.get(
+    '/v2/test/scenarios',
+    {
+      schema: {
+        tags,
+        summary: 'The scenarios there are, with the overrides each takes',
+        response: withErrors({ 200: ListOf(Scenario) }),
+      },
+    },
+    (req) => ({ object: 'list' as const, next: null, data: services.scenarios.list(req.caller) }),
+  )
+
+  app.post(
+    '/v2/test/scenarios/:name',
+    {
+      config: { bodyOptional: true, bodyRules: chargeBodyViolations },
+      schema: {
+        tags,
+        summary: 'Run a scenario',
+        description:
+          'Makes the objects of a named flow through the same operations a client would call, with their events and notify calls, and answers them.',
+        params: ScenarioParams,
+        body: ScenarioOverrides,
+        response: withErrors({ 200: ScenarioRun }),
+      },
+    },
+    (req) => {
+      const urls = hostedPageUrlOf(req, publicUrl)
+      return services.scenarios.run(req.caller, req.params.name, req.body, { create: urls, payer: urls })
+    },
+  )
+}
