@@ -1,8 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { Source } from '../../src/schemas/source.js'
-import { toText, validSourceBody } from '../helpers/fuzz-generators.js'
-import { BODY_ROUTES, bodyText, type Fixtures, headersFor, keyArb, ROUTES, urlArb } from '../helpers/fuzz-requests.js'
+import { bodyText, headersFor, keyArb, urlArb } from '../helpers/fuzz-requests.js'
+import { BODY_ROUTES, type Fixtures, ROUTES } from '../helpers/fuzz-routes.js'
+import { validSourceBody } from '../helpers/fuzz-valid-bodies.js'
+import { toText } from '../helpers/fuzz-values.js'
 import { shapeProblems } from '../helpers/shape.js'
 import { checkAnswer, f, fail, params, type Req, send, TIMEOUT, useFuzzApp } from './fuzz-harness.js'
 

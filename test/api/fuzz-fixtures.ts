@@ -1,5 +1,5 @@
 import { REDIRECT, type Reply, TEST_CARD, type TestApp } from '../helpers/app.js'
-import type { Fixtures } from '../helpers/fuzz-requests.js'
+import type { Fixtures } from '../helpers/fuzz-routes.js'
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures: objects in every state, so that requests reach the handlers and the state machine

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect } from 'vitest'
 import { ERROR_CATALOG } from '../../src/errors.js'
 import { ErrorEnvelope } from '../../src/schemas/common.js'
 import { type TestApp, testApp } from '../helpers/app.js'
-import type { Fixtures } from '../helpers/fuzz-requests.js'
+import type { Fixtures } from '../helpers/fuzz-routes.js'
 import { shapeProblems } from '../helpers/shape.js'
 import { makeFixtures } from './fuzz-fixtures.js'
 

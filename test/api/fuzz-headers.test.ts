@@ -8,7 +8,8 @@ import {
   contentTypeHeader,
   idempotencyKeyHeader,
 } from '../helpers/fuzz-headers.js'
-import { bodyText, ROUTES, sometimes, urlArb } from '../helpers/fuzz-requests.js'
+import { bodyText, sometimes, urlArb } from '../helpers/fuzz-requests.js'
+import { ROUTES } from '../helpers/fuzz-routes.js'
 import { checkAnswer, f, params, type Req, send, TIMEOUT, useFuzzApp } from './fuzz-harness.js'
 
 /**

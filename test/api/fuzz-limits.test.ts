@@ -1,8 +1,9 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { TEST_CARD } from '../helpers/app.js'
-import { toText } from '../helpers/fuzz-generators.js'
-import { BODY_ROUTES, fillPath, headersFor, MUTATING_ROUTES, ROUTES, type Route } from '../helpers/fuzz-requests.js'
+import { fillPath, headersFor } from '../helpers/fuzz-requests.js'
+import { BODY_ROUTES, MUTATING_ROUTES, ROUTES, type Route } from '../helpers/fuzz-routes.js'
+import { toText } from '../helpers/fuzz-values.js'
 import {
   checkAnswer,
   checkEnvelope,

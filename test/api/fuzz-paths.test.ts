@@ -1,16 +1,8 @@
 import http from 'node:http'
 import fc from 'fast-check'
 import { describe, it } from 'vitest'
-import {
-  fillPath,
-  headersFor,
-  type IdKind,
-  idArb,
-  keyArb,
-  oddSegment,
-  ROUTES,
-  urlArb,
-} from '../helpers/fuzz-requests.js'
+import { fillPath, headersFor, idArb, keyArb, oddSegment, urlArb } from '../helpers/fuzz-requests.js'
+import { type IdKind, ROUTES } from '../helpers/fuzz-routes.js'
 import { checkAnswer, f, params, type Req, send, TIMEOUT, useFuzzApp } from './fuzz-harness.js'
 
 /**

@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, it } from 'vitest'
-import { headersFor, keyArb, LIST_ROUTES, queryParam, ROUTES, urlArb } from '../helpers/fuzz-requests.js'
+import { headersFor, keyArb, queryParam, urlArb } from '../helpers/fuzz-requests.js'
+import { LIST_ROUTES, ROUTES } from '../helpers/fuzz-routes.js'
 import { checkAnswer, f, params, type Req, send, TIMEOUT, useFuzzApp } from './fuzz-harness.js'
 
 /**

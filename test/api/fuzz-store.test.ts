@@ -2,16 +2,10 @@ import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
-import { mutatedBody, toText } from '../helpers/fuzz-generators.js'
-import {
-  bodyText,
-  headersFor,
-  keyArb,
-  MUTATING_ROUTES,
-  type Route,
-  urlArb,
-  withToken,
-} from '../helpers/fuzz-requests.js'
+import { mutatedBody } from '../helpers/fuzz-mutations.js'
+import { bodyText, headersFor, keyArb, urlArb, withToken } from '../helpers/fuzz-requests.js'
+import { MUTATING_ROUTES, type Route } from '../helpers/fuzz-routes.js'
+import { toText } from '../helpers/fuzz-values.js'
 import { makeFixtures } from './fuzz-fixtures.js'
 import { checkAnswer, fail, params, type Req, type Res, runs, send, TIMEOUT, t, useFuzzApp } from './fuzz-harness.js'
 

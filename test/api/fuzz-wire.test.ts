@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { basic } from '../helpers/app.js'
 import { wireCorruption } from '../helpers/fuzz-headers.js'
-import { ROUTES } from '../helpers/fuzz-requests.js'
+import { ROUTES } from '../helpers/fuzz-routes.js'
 import { checkAnswer, f, knownBug, params, type Req, type Res, TIMEOUT, t, useFuzzApp } from './fuzz-harness.js'
 
 /**

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { basic } from './app.js'
-import type { Fixtures } from './fuzz-requests.js'
+import type { Fixtures } from './fuzz-routes.js'
 
 /**
  * fast-check arbitraries of headers: the values a client may send in Authorization,
