@@ -73,3 +73,55 @@ export async function sharedTemplate(adminUrl: string, digest = migrationsDigest
     }
   })
 }
+
+/** How many clones of a shared template are kept ready. */
+const SPARES = 2
+const SPARE_PREFIX = 'jackdaw_spare_'
+
+/** The prefix of the ready clones of `template`, a template sharedTemplate made. */
+const sparesOf = (template: string) => `${SPARE_PREFIX}${template.slice(TEMPLATE_PREFIX.length)}_`
+
+/**
+ * Makes a clone of `template` to keep ready, unless enough are; never throws. Started after a
+ * database is taken, so that the next start (a test file's, most often in another process) finds
+ * one rather than waits for a copy.
+ */
+export async function makeSpare(adminUrl: string, template: string): Promise<void> {
+  try {
+    await admin(adminUrl, async (c) => {
+      const ready = await c.query('SELECT 1 FROM pg_database WHERE starts_with(datname, $1)', [sparesOf(template)])
+      if (ready.rows.length >= SPARES) return
+      await c.query(`CREATE DATABASE ${sparesOf(template)}${randomBytes(6).toString('hex')} TEMPLATE ${template}`)
+    })
+  } catch {
+    // a spare saves time only: the next start copies the template itself
+  }
+}
+
+/**
+ * A new database cloned from a shared template: one of its ready clones, renamed (a rename is
+ * atomic, so two processes never take the same one), or else a copy made now. Either way a new
+ * spare is started. Its name, and the spare's making, which a process may await before it ends.
+ */
+export async function takeDatabase(
+  adminUrl: string,
+  template: string,
+): Promise<{ name: string; spare: Promise<void> }> {
+  const name = `jackdaw_t_${randomBytes(6).toString('hex')}`
+  const taken = await admin(adminUrl, async (c) => {
+    const ready = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [
+      sparesOf(template),
+    ])
+    for (const { datname } of ready.rows) {
+      try {
+        await c.query(`ALTER DATABASE "${datname}" RENAME TO ${name}`)
+        return true
+      } catch {
+        // taken by another process meanwhile
+      }
+    }
+    return false
+  })
+  if (!taken) await admin(adminUrl, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`))
+  return { name, spare: makeSpare(adminUrl, template) }
+}

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { type EmbeddedServer, startEmbedded } from '../store/embedded.js'
-import { createDatabase, databaseUrl, dropDatabase, sharedTemplate } from './databases.js'
+import { databaseUrl, dropDatabase, sharedTemplate, takeDatabase } from './databases.js'
 
 /**
  * Settings of a PostgreSQL server whose data need not outlive the test run: nothing is flushed to
@@ -72,9 +72,19 @@ async function startThrowawayServer(): Promise<EmbeddedServer> {
   return server
 }
 
-/** A fresh, migrated database on the process's PostgreSQL, and how to drop it. */
+/**
+ * A fresh, migrated database on the process's PostgreSQL, and how to drop it (which waits for
+ * the spare its taking began, so that no copy is cut off when the process ends).
+ */
 export async function freshDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const { adminUrl, template } = await sharedServer()
-  const name = await createDatabase(adminUrl, template)
-  return { name, url: databaseUrl(adminUrl, name), drop: () => dropDatabase(adminUrl, name) }
+  const { name, spare } = await takeDatabase(adminUrl, template)
+  return {
+    name,
+    url: databaseUrl(adminUrl, name),
+    drop: async () => {
+      await spare
+      await dropDatabase(adminUrl, name)
+    },
+  }
 }

@@ -101,6 +101,43 @@ describe('startJackdaw and the test clock', () => {
   })
 })
 
+describe('ready databases', () => {
+  it('a start leaves a clone of the template ready, which a later start takes whole', async () => {
+    const adminUrl = process.env[POSTGRES_URL_VARIABLE] as string
+    const spares = async () => {
+      const admin = new pg.Client({ connectionString: adminUrl })
+      await admin.connect()
+      try {
+        const res = await admin.query<{ datname: string }>(
+          "SELECT datname FROM pg_database WHERE starts_with(datname, 'jackdaw_spare_')",
+        )
+        return res.rows.map((r) => r.datname)
+      } finally {
+        await admin.end()
+      }
+    }
+    const first = await startJackdaw()
+    // close waits for the spare its start began
+    await first.close()
+    const ready = await spares()
+    expect(ready.length).toBeGreaterThan(0)
+    const [one, two, three] = await Promise.all([startJackdaw(), startJackdaw(), startJackdaw()])
+    try {
+      // each took a database of its own, migrated: a spare is never given twice
+      expect(new Set([one.database, two.database, three.database]).size).toBe(3)
+      for (const j of [one, two, three]) {
+        const made = await j.client.customers.create({ email: 'ann@example.com', description: 'A' })
+        expect(made.object).toBe('customer')
+      }
+      // the spares there were are gone, renamed to the databases taken (or by other files' starts)
+      const now = await spares()
+      expect(ready.filter((name) => now.includes(name)).length).toBeLessThan(ready.length)
+    } finally {
+      await Promise.all([one.close(), two.close(), three.close()])
+    }
+  })
+})
+
 describe('the example shop', () => {
   it("passes its suite under Node's own test runner too", async () => {
     // on this run's PostgreSQL (JACKDAW_TESTING_POSTGRES_URL, inherited), and not told it runs in Vitest
