@@ -1,5 +1,5 @@
-import { CHARGE_COLUMNS, type ChargeRow } from './charges.js'
 import { sharedStatement } from './batch.js'
+import { CHARGE_COLUMNS, type ChargeRow } from './charges.js'
 import type { Queryable } from './db.js'
 import { timestampsFromJson } from './joined.js'
 import { type ListFilter, type Page, type PageRequest, pageWhere, toPage } from './list.js'
