@@ -1,4 +1,4 @@
-import type { Queryable } from './db.js'
+import type { Db, Queryable } from './db.js'
 
 export interface SharedOptions<I> {
   /** the most calls one statement serves */
@@ -22,7 +22,8 @@ interface Waiting<I, O> {
  * `run` is the statement: it takes the calls' items and answers one result per item, in order;
  * a lone call is a statement over one row, so there is one statement whatever the load.
  *
- * On a pool, a call made while no statement of this function is under way runs at once, alone;
+ * On a pool, the statement runs on the pool's connections for shared statements (store/db.ts); a
+ * call made while no statement of this function is under way runs at once, alone;
  * calls made while one is wait, and go together as the next as soon as it returns. Under no load
  * nothing waits; under load a round trip, a plan's execution and a commit serve many requests
  * instead of one. In a transaction (a Queryable that is not a pool) the call runs alone on it.
@@ -39,7 +40,7 @@ export function sharedStatement<I, O>(
     if (!('transaction' in db)) return alone(db, item)
     let queue = queues.get(db)
     if (!queue) {
-      queue = queueOn(db, run, opts)
+      queue = queueOn((db as Db).shared, run, opts)
       queues.set(db, queue)
     }
     return queue(item)
