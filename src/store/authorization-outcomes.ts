@@ -1,4 +1,5 @@
-import { type ChargePatch, patchSets } from './charges.js'
+import { sharedStatement } from './batch.js'
+import { type ChargePatch, patchJson, patchSetsFromJson } from './charges.js'
 import type { Queryable } from './db.js'
 import type { Scope } from './scope.js'
 import type { SourceAfterAuthorization } from './sources.js'
@@ -26,46 +27,73 @@ export interface AuthorizationOutcome {
 }
 
 /**
+ * Records authorizations' outcomes in one statement, and so one round trip and one commit: each
+ * charge as decided, its source as the processor left it, its event and the event's notify call.
+ * Concurrent calls share the statement (store/batch.ts), each a row of its arrays; one charge's
+ * outcome is recorded once, by the operation that holds it, so no two rows name one charge.
+ */
+const recordOutcomes = sharedStatement(
+  async (db, items: AuthorizationOutcome[]) => {
+    const col = <T>(f: (o: AuthorizationOutcome) => T) => items.map(f)
+    const json = (v: object | null) => (v === null ? null : JSON.stringify(v))
+    await db.query(
+      `WITH v AS (
+         SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::boolean[], $4::text[], $5::text[], $6::text[],
+           $7::text[], $8::boolean[], $9::boolean[], $10::boolean[], $11::text[], $12::text[], $13::boolean[],
+           $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+           AS v (charge_id, at, reversal_owed, patch, source_id, card, bank_account, erase_security_code,
+             erase_card_number, source_changed, event_id, account_id, livemode, event_type, event_data, delivery_id,
+             delivery_url, delivery_payload)
+       ), charge AS (
+         UPDATE charges c SET ${patchSetsFromJson('c', 'v.patch::jsonb').join(', ')}, updated_at = v.at,
+           reversal_asked_at = CASE WHEN v.reversal_owed THEN now() ELSE c.reversal_asked_at END
+         FROM v WHERE c.id = v.charge_id
+       ), source AS (
+         UPDATE sources s SET card = v.card::json, bank_account = v.bank_account::json,
+           card_cvc_enc = CASE WHEN v.erase_security_code THEN NULL ELSE s.card_cvc_enc END,
+           card_number_enc = CASE WHEN v.erase_card_number THEN NULL ELSE s.card_number_enc END,
+           updated_at = CASE WHEN v.source_changed THEN v.at ELSE s.updated_at END
+         FROM v WHERE s.id = v.source_id
+       ), event AS (
+         INSERT INTO events (id, account_id, livemode, type, charge_id, data, created_at)
+         SELECT v.event_id, v.account_id, v.livemode, v.event_type, v.charge_id, v.event_data::json, v.at FROM v
+       )
+       INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
+       SELECT v.delivery_id, v.account_id, v.livemode, v.event_id, v.event_type, v.delivery_url, v.delivery_payload,
+         'pending', now()
+       FROM v WHERE v.delivery_id IS NOT NULL`,
+      [
+        col((o) => o.chargeId),
+        col((o) => o.at),
+        col((o) => o.reversalOwed),
+        col((o) => patchJson({ ...o.charge, processing: null })),
+        col((o) => o.source.id),
+        col((o) => json(o.source.card)),
+        col((o) => json(o.source.bankAccount)),
+        col((o) => o.source.eraseSecurityCode),
+        col((o) => o.source.eraseCardNumber),
+        col((o) => o.source.changed),
+        col((o) => o.event.id),
+        col((o) => o.scope.accountId),
+        col((o) => o.scope.livemode),
+        col((o) => o.event.type),
+        col((o) => JSON.stringify(o.event.data)),
+        col((o) => o.event.delivery?.id ?? null),
+        col((o) => o.event.delivery?.url ?? null),
+        col((o) => o.event.delivery?.payload ?? null),
+      ],
+    )
+    return items.map(() => undefined)
+  },
+  // a vaulted source may be charged twice at once: its two outcomes go in turn
+  { key: (o) => o.source.id },
+)
+
+/**
  * Records an authorization's outcome in one statement, and so one round trip and one commit: the
  * charge as decided, its source as the processor left it, its event and the event's notify call.
  * Every value comes from the caller, so the event holds exactly the charge the caller answers with.
  */
-export async function recordAuthorizationOutcome(db: Queryable, o: AuthorizationOutcome): Promise<void> {
-  const params: unknown[] = [o.chargeId, o.at, o.reversalOwed]
-  const sets = patchSets({ ...o.charge, processing: null }, params)
-  const source = params.length + 1
-  params.push(
-    o.source.id,
-    o.source.card === null ? null : JSON.stringify(o.source.card),
-    o.source.bankAccount === null ? null : JSON.stringify(o.source.bankAccount),
-    o.source.eraseSecurityCode,
-    o.source.eraseCardNumber,
-    o.source.changed,
-  )
-  const event = params.length + 1
-  params.push(o.event.id, o.scope.accountId, o.scope.livemode, o.event.type, JSON.stringify(o.event.data))
-  const delivery = params.length + 1
-  params.push(o.event.delivery?.id ?? null, o.event.delivery?.url ?? null, o.event.delivery?.payload ?? null)
-  const $ = (n: number) => `$${n}`
-  await db.query(
-    `WITH charge AS (
-       UPDATE charges SET ${sets.join(', ')}, updated_at = $2,
-         reversal_asked_at = CASE WHEN $3 THEN now() ELSE reversal_asked_at END
-       WHERE id = $1
-     ), source AS (
-       UPDATE sources SET card = ${$(source + 1)}::json, bank_account = ${$(source + 2)}::json,
-         card_cvc_enc = CASE WHEN ${$(source + 3)} THEN NULL ELSE card_cvc_enc END,
-         card_number_enc = CASE WHEN ${$(source + 4)} THEN NULL ELSE card_number_enc END,
-         updated_at = CASE WHEN ${$(source + 5)} THEN $2 ELSE updated_at END
-       WHERE id = ${$(source)}
-     ), event AS (
-       INSERT INTO events (id, account_id, livemode, type, charge_id, data, created_at)
-       VALUES (${$(event)}, ${$(event + 1)}, ${$(event + 2)}, ${$(event + 3)}, $1, ${$(event + 4)}::json, $2)
-     )
-     INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
-     SELECT ${$(delivery)}::text, ${$(event + 1)}::text, ${$(event + 2)}::boolean, ${$(event)}::text,
-       ${$(event + 3)}::text, ${$(delivery + 1)}::text, ${$(delivery + 2)}::text, 'pending', now()
-     WHERE ${$(delivery)}::text IS NOT NULL`,
-    params,
-  )
+export function recordAuthorizationOutcome(db: Queryable, o: AuthorizationOutcome): Promise<void> {
+  return recordOutcomes(db, o)
 }

@@ -1,3 +1,4 @@
+import { sharedStatement } from './batch.js'
 import { CHARGE_COLUMNS, type ChargeRow } from './charges.js'
 import type { Queryable } from './db.js'
 import { timestampsFromJson } from './joined.js'
@@ -36,17 +37,13 @@ function fromJson({ source, refunds, ...charge }: JsonDetails): ChargeWithDetail
   }
 }
 
-/**
- * A page of the caller's charges, newest first, each with its source and refunds; with `status`,
- * only those in it. The status filter walks the account's charges newest first: a status changes
- * with most writes of a charge, and an index on it would cost each of them more than it saves a list.
- */
-export async function listChargesWithDetails(
-  db: Queryable,
-  scope: Scope,
-  page: PageRequest,
-  status?: string,
-): Promise<Page<ChargeWithDetails>> {
+interface PageAsked {
+  scope: Scope
+  page: PageRequest
+  status: string | undefined
+}
+
+async function readPage(db: Queryable, { scope, page, status }: PageAsked): Promise<Page<ChargeWithDetails>> {
   const filter: ListFilter | undefined = status ? { where: (p) => `c.status = ${p}`, value: status } : undefined
   const { where, params } = await pageWhere(db, 'charges', scope, page, filter)
   const res = await db.query<{ page: JsonDetails[] }>(
@@ -56,6 +53,50 @@ export async function listChargesWithDetails(
     params,
   )
   return toPage((res.rows[0]?.page ?? []).map(fromJson), page.limit)
+}
+
+/**
+ * Pages asked for at the same moment (store/batch.ts): the same page of the same account, mode and
+ * status is read once for all who asked while the statement before was under way, each answered
+ * with that reading, which began after they asked. A page is read as its objects are then, so one
+ * reading serves them all as well as one each would.
+ */
+const pagesAsked = sharedStatement((db, items: PageAsked[]) => {
+  const readings = new Map<string, Promise<Reading>>()
+  return Promise.all(
+    items.map((asked) => {
+      const key = JSON.stringify([asked.scope.accountId, asked.scope.livemode, asked.page, asked.status ?? null])
+      let reading = readings.get(key)
+      if (!reading) {
+        // a cursor that names no charge fails the callers who sent it only
+        reading = readPage(db, asked).then(
+          (page) => ({ page }),
+          (error: unknown) => ({ error }),
+        )
+        readings.set(key, reading)
+      }
+      return reading
+    }),
+  )
+})
+
+type Reading = { page: Page<ChargeWithDetails> } | { error: unknown }
+
+/**
+ * A page of the caller's charges, newest first, each with its source and refunds; with `status`,
+ * only those in it. The status filter walks the account's charges newest first: a status changes
+ * with most writes of a charge, and an index on it would cost each of them more than it saves a list.
+ * The rows may be shared with other callers of the moment: they are read, never changed.
+ */
+export async function listChargesWithDetails(
+  db: Queryable,
+  scope: Scope,
+  page: PageRequest,
+  status?: string,
+): Promise<Page<ChargeWithDetails>> {
+  const reading = await pagesAsked(db, { scope, page, status })
+  if ('error' in reading) throw reading.error
+  return { rows: [...reading.page.rows], hasMore: reading.page.hasMore }
 }
 
 /** The source and refunds of a charge, in one statement. */

@@ -1,4 +1,5 @@
 import type { ChargeStatus } from '../domain/charge-state.js'
+import { sharedStatement } from './batch.js'
 import type { Queryable } from './db.js'
 import { timestampsFromJson } from './joined.js'
 import type { Scope } from './scope.js'
@@ -122,6 +123,82 @@ export interface ChargeInsertion {
   charge?: ChargeRow | undefined
 }
 
+interface ChargeAsked {
+  scope: Scope
+  charge: NewCharge
+}
+
+/**
+ * New charges on the sources they take, in one statement shared by concurrent creates
+ * (store/batch.ts), never two on one source. The sources are locked in the order of their ids, so
+ * two such statements wait for each other rather than deadlock.
+ */
+const insertCharges = sharedStatement(
+  async (db, items: ChargeAsked[]): Promise<ChargeInsertion[]> => {
+    const col = <T>(f: (i: ChargeAsked) => T) => items.map(f)
+    const res = await db.query<{
+      source: SourceWithCard | null
+      charge: ChargeRow | null
+      consumed_at: string | null
+    }>(
+      `WITH v AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+           $8::text[], $9::text[], $10::boolean[], $11::boolean[], $12::text[], $13::text[], $14::text[]) WITH ORDINALITY
+           AS v (id, account_id, livemode, source_id, customer_id, amount, currency, description, statement_descriptor,
+             capture, require_auth, metadata, idempotency_key, redirect_url, n)
+       ), source AS (
+         SELECT ${SOURCE_COLUMNS.map((c) => `s.${c}`).join(', ')}, s.card_number_enc, s.card_cvc_enc
+         FROM v JOIN sources s ON s.id = v.source_id AND s.account_id = v.account_id AND s.livemode = v.livemode
+         ORDER BY s.id FOR UPDATE OF s
+       ), usable AS (
+         SELECT v.id AS charge_id, source.id, source.vaulted FROM v JOIN source ON source.id = v.source_id
+         WHERE source.customer_id IS NOT DISTINCT FROM v.customer_id AND (source.vaulted OR NOT source.used)
+       ), consumed AS (
+         UPDATE sources s SET used = true, updated_at = now() FROM usable
+         WHERE s.id = usable.id AND NOT usable.vaulted
+         RETURNING s.id, s.updated_at
+       ), charge AS (
+         INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
+           description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key,
+           redirect_url)
+         SELECT v.id, v.account_id, v.livemode, v.source_id, v.customer_id, v.amount, v.amount, v.currency,
+           v.description, v.statement_descriptor, 'pending', v.capture, v.require_auth, 'authorize', v.metadata::json,
+           v.idempotency_key, v.redirect_url
+         FROM v JOIN usable ON usable.charge_id = v.id
+         RETURNING ${SELECT}
+       )
+       SELECT (SELECT to_json(s) FROM source s WHERE s.id = v.source_id) AS source,
+         (SELECT to_json(c) FROM charge c WHERE c.id = v.id) AS charge,
+         (SELECT updated_at FROM consumed WHERE consumed.id = v.source_id) AS consumed_at
+       FROM v ORDER BY v.n`,
+      [
+        col((i) => i.charge.id),
+        col((i) => i.scope.accountId),
+        col((i) => i.scope.livemode),
+        col((i) => i.charge.source_id),
+        col((i) => i.charge.customer_id),
+        col((i) => i.charge.amount),
+        col((i) => i.charge.currency),
+        col((i) => i.charge.description),
+        col((i) => i.charge.statement_descriptor),
+        col((i) => i.charge.capture),
+        col((i) => i.charge.require_auth),
+        col((i) => param('metadata', i.charge.metadata)),
+        col((i) => i.charge.idempotency_key),
+        col((i) => i.charge.redirect_url),
+      ],
+    )
+    return res.rows.map((found) => {
+      if (!found.source) return {}
+      const source = timestampsFromJson(found.source, SOURCE_COLUMNS)
+      if (!found.charge) return { source }
+      const consumed = found.consumed_at ? { used: true, updated_at: found.consumed_at } : {}
+      return { source: { ...source, ...consumed }, charge: timestampsFromJson(found.charge, CHARGE_COLUMNS) }
+    })
+  },
+  { key: (i) => i.charge.source_id },
+)
+
 /**
  * Records a new charge on the source it takes, in one statement, before the processor is called:
  * pending, with the authorization under way. The source is read with its card data and locked
@@ -130,52 +207,8 @@ export interface ChargeInsertion {
  * unused: it is then consumed. Answers the source as it was found, with the charge when it was
  * taken; the caller explains a source not taken.
  */
-export async function insertCharge(db: Queryable, scope: Scope, c: NewCharge): Promise<ChargeInsertion> {
-  const res = await db.query<{ source: SourceWithCard | null; charge: ChargeRow | null; consumed_at: string | null }>(
-    `WITH source AS (
-       SELECT ${SOURCE_COLUMNS.join(', ')}, card_number_enc, card_cvc_enc FROM sources
-       WHERE id = $4 AND account_id = $2 AND livemode = $3 FOR UPDATE
-     ), usable AS (
-       SELECT id, vaulted FROM source WHERE customer_id IS NOT DISTINCT FROM $5::text AND (vaulted OR NOT used)
-     ), consumed AS (
-       UPDATE sources s SET used = true, updated_at = now() FROM usable
-       WHERE s.id = usable.id AND NOT usable.vaulted
-       RETURNING s.updated_at
-     ), charge AS (
-       INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
-         description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key,
-         redirect_url)
-       SELECT $1::text, $2::text, $3::boolean, $4::text, $5::text, $6::bigint, $6::bigint, $7::text, $8::text,
-         $9::text, 'pending', $10::boolean, $11::boolean, 'authorize', $12::json, $13::text,
-         $14::text
-       FROM usable
-       RETURNING ${SELECT}
-     )
-     SELECT (SELECT to_json(s) FROM source s) AS source, (SELECT to_json(c) FROM charge c) AS charge,
-       (SELECT updated_at FROM consumed) AS consumed_at`,
-    [
-      c.id,
-      scope.accountId,
-      scope.livemode,
-      c.source_id,
-      c.customer_id,
-      c.amount,
-      c.currency,
-      c.description,
-      c.statement_descriptor,
-      c.capture,
-      c.require_auth,
-      param('metadata', c.metadata),
-      c.idempotency_key,
-      c.redirect_url,
-    ],
-  )
-  const found = res.rows[0]
-  if (!found?.source) return {}
-  const source = timestampsFromJson(found.source, SOURCE_COLUMNS)
-  if (!found.charge) return { source }
-  const consumed = found.consumed_at ? { used: true, updated_at: found.consumed_at } : {}
-  return { source: { ...source, ...consumed }, charge: timestampsFromJson(found.charge, CHARGE_COLUMNS) }
+export function insertCharge(db: Queryable, scope: Scope, c: NewCharge): Promise<ChargeInsertion> {
+  return insertCharges(db, { scope, charge: c })
 }
 
 /** With `lock`, the row stays locked until the transaction ends. */
@@ -204,7 +237,7 @@ export async function getChargeByKey(db: Queryable, scope: Scope, key: string): 
 }
 
 /** `column = $n, …` of a patch, its values appended to `params`. */
-export function patchSets(patch: ChargePatch, params: unknown[]): string[] {
+function patchSets(patch: ChargePatch, params: unknown[]): string[] {
   const sets: string[] = []
   for (const [column, value] of Object.entries(patch)) {
     if (value === undefined) continue
@@ -213,6 +246,47 @@ export function patchSets(patch: ChargePatch, params: unknown[]): string[] {
     sets.push(`${column} = $${params.length}${JSON_COLUMNS.has(column) ? '::json' : ''}`)
   }
   return sets
+}
+
+/** Each changeable column's type, for a patch sent as JSON. */
+const CHANGING_TYPES: Record<(typeof CHANGING)[number], string> = {
+  amount: 'bigint',
+  amount_refunded: 'bigint',
+  status: 'text',
+  authorized: 'boolean',
+  captured: 'boolean',
+  processing: 'text',
+  action: 'json',
+  action_token: 'text',
+  otp_attempts: 'integer',
+  processor_ref: 'text',
+  failure_data: 'json',
+  operation_key: 'text',
+}
+
+/**
+ * `column = …, …` setting, on the charge `alias`, each column a patch sent as a JSON object
+ * (`patch`, jsonb) names, and keeping the others: one statement text for any patch, as a statement
+ * over the rows of many patches needs.
+ */
+export function patchSetsFromJson(alias: string, patch: string): string[] {
+  return CHANGING.map((column) => {
+    const type = CHANGING_TYPES[column]
+    const value =
+      type === 'json' ? `nullif(${patch} -> '${column}', 'null'::jsonb)::json` : `(${patch} ->> '${column}')::${type}`
+    return `${column} = CASE WHEN ${patch} ? '${column}' THEN ${value} ELSE ${alias}.${column} END`
+  })
+}
+
+/** A patch as `patchSetsFromJson` reads it: its columns that are set, as one JSON object. */
+export function patchJson(patch: ChargePatch): string {
+  const set: Record<string, unknown> = {}
+  for (const [column, value] of Object.entries(patch)) {
+    if (value === undefined) continue
+    if (!CHANGEABLE.has(column)) throw new Error(`not a column an outcome may change: ${column}`)
+    set[column] = value
+  }
+  return JSON.stringify(set)
 }
 
 export async function patchCharge(db: Queryable, id: string, patch: ChargePatch): Promise<ChargeRow> {

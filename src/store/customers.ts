@@ -1,3 +1,4 @@
+import { sharedStatement } from './batch.js'
 import type { Queryable } from './db.js'
 import { columnNames, pick, selectPrefixed } from './joined.js'
 import { listPage, type Page, type PageRequest } from './list.js'
@@ -38,18 +39,35 @@ function unjoin(rows: Record<string, unknown>[]): CustomerWithSources | undefine
 /** A customer's sources, each found by the index on customer_id (a lateral join cannot be hashed). */
 const SOURCES_OF_C = `LEFT JOIN LATERAL (SELECT * FROM sources s WHERE s.customer_id = c.id) s ON true`
 
-/** A customer and the sources attached to them, in one statement. */
-export async function getCustomerWithSources(
+/** Joined rows of customers with their sources, each tagged `n`: the place of its call in a batch. */
+function unjoinEach(rows: Record<string, unknown>[], count: number): (CustomerWithSources | undefined)[] {
+  const groups: Record<string, unknown>[][] = Array.from({ length: count }, () => [])
+  for (const r of rows) groups[Number(r.n) - 1]?.push(r)
+  return groups.map(unjoin)
+}
+
+/**
+ * A customer and the sources attached to them, in one statement; concurrent calls share it
+ * (store/batch.ts), each call a row of its arrays.
+ */
+const customersWithSources = sharedStatement(async (db, items: { scope: Scope; id: string }[]) => {
+  const res = await db.query<Record<string, unknown>>(
+    `SELECT r.n, ${JOINED}
+     FROM unnest($1::text[], $2::text[], $3::boolean[]) WITH ORDINALITY AS r (id, account_id, livemode, n)
+     JOIN customers c ON c.id = r.id AND c.account_id = r.account_id AND c.livemode = r.livemode
+     ${SOURCES_OF_C}
+     ORDER BY r.n, s.id`,
+    [items.map((i) => i.id), items.map((i) => i.scope.accountId), items.map((i) => i.scope.livemode)],
+  )
+  return unjoinEach(res.rows, items.length)
+})
+
+export function getCustomerWithSources(
   db: Queryable,
   scope: Scope,
   id: string,
 ): Promise<CustomerWithSources | undefined> {
-  const res = await db.query<Record<string, unknown>>(
-    `SELECT ${JOINED} FROM customers c ${SOURCES_OF_C}
-     WHERE c.id = $1 AND c.account_id = $2 AND c.livemode = $3 ORDER BY s.id`,
-    [id, scope.accountId, scope.livemode],
-  )
-  return unjoin(res.rows)
+  return customersWithSources(db, { scope, id })
 }
 
 export async function insertCustomer(
@@ -110,38 +128,55 @@ export interface CustomerPatch {
   metadata?: object | undefined
 }
 
+interface CustomerUpdate {
+  scope: Scope
+  id: string
+  patch: CustomerPatch
+}
+
+/** Updates of customers in one statement, never two of one customer (store/batch.ts). */
+const updateCustomers = sharedStatement(
+  async (db, items: CustomerUpdate[]) => {
+    const res = await db.query<Record<string, unknown>>(
+      `WITH v AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[], $6::text[])
+           WITH ORDINALITY AS v (id, account_id, livemode, mobile_number, description, metadata, n)
+       ), c AS (
+         UPDATE customers c SET
+           mobile_number = COALESCE(v.mobile_number, c.mobile_number),
+           description = COALESCE(v.description, c.description),
+           metadata = COALESCE(v.metadata::json, c.metadata),
+           updated_at = now()
+         FROM v WHERE c.id = v.id AND c.account_id = v.account_id AND c.livemode = v.livemode
+         RETURNING v.n, ${selectPrefixed('c', NAMES, '')}
+       )
+       SELECT c.n, ${JOINED} FROM c ${SOURCES_OF_C} ORDER BY c.n, s.id`,
+      [
+        items.map((i) => i.id),
+        items.map((i) => i.scope.accountId),
+        items.map((i) => i.scope.livemode),
+        items.map((i) => i.patch.mobile_number ?? null),
+        items.map((i) => i.patch.description ?? null),
+        items.map((i) => (i.patch.metadata === undefined ? null : JSON.stringify(i.patch.metadata))),
+      ],
+    )
+    return unjoinEach(res.rows, items.length)
+  },
+  { key: (i) => i.id },
+)
+
 /**
  * Updates a customer: absent fields keep their value; metadata, when given, replaces the whole
  * object. Answers the customer as updated, with its sources; undefined for an id that names no
  * customer of the scope.
  */
-export async function updateCustomer(
+export function updateCustomer(
   db: Queryable,
   scope: Scope,
   id: string,
   patch: CustomerPatch,
 ): Promise<CustomerWithSources | undefined> {
-  const res = await db.query<Record<string, unknown>>(
-    `WITH c AS (
-       UPDATE customers c SET
-         mobile_number = COALESCE($4, c.mobile_number),
-         description = COALESCE($5, c.description),
-         metadata = COALESCE($6::json, c.metadata),
-         updated_at = now()
-       WHERE c.id = $1 AND c.account_id = $2 AND c.livemode = $3
-       RETURNING ${selectPrefixed('c', NAMES, '')}
-     )
-     SELECT ${JOINED} FROM c ${SOURCES_OF_C} ORDER BY s.id`,
-    [
-      id,
-      scope.accountId,
-      scope.livemode,
-      patch.mobile_number ?? null,
-      patch.description ?? null,
-      patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
-    ],
-  )
-  return unjoin(res.rows)
+  return updateCustomers(db, { scope, id, patch })
 }
 
 export async function deleteCustomer(db: Queryable, scope: Scope, id: string): Promise<boolean> {

@@ -14,6 +14,14 @@ export interface Queryable {
 
 export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
+  /**
+   * Connections of their own for the statements concurrent requests share (store/batch.ts), which
+   * join the rows of many requests to the tables by key. Sequential scans are off there: a plan is
+   * made on a connection's first execution and kept, and one made while a table was young (small
+   * enough to read whole, rather than look rows up by key) would be kept as the table grew, every
+   * statement then reading every row.
+   */
+  shared: Queryable
   close(): Promise<void>
 }
 
@@ -38,6 +46,9 @@ export function formatTimestamp(text: string): string {
 // Amounts are bigint columns; every amount the API accepts is a safe integer.
 const parseInt8 = (v: string) => Number(v)
 
+/** Connections each process keeps, besides its pool, for the statements requests share. */
+export const SHARED_CONNECTIONS = 4
+
 export interface PostgresOptions {
   url: string
   poolSize?: number
@@ -54,11 +65,11 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
   // jit_above_cost and have PostgreSQL compile in every execution.
   const settings = ['-c TimeZone=UTC', '-c plan_cache_mode=force_generic_plan', '-c jit=off']
   if (opts.schema) settings.push(`-c search_path=${opts.schema}`)
-  const openPool = (max: number) => {
+  const openPool = (max: number, extra: string[] = []) => {
     const p = new pg.Pool({
       connectionString: opts.url,
       max,
-      options: settings.join(' '),
+      options: [...settings, ...extra].join(' '),
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
           if (oid === INT8) return parseInt8
@@ -72,6 +83,8 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
     return p
   }
   const pool = openPool(opts.poolSize ?? 10)
+  // each kind of shared statement has one in flight at a time (store/batch.ts)
+  const sharedPool = openPool(SHARED_CONNECTIONS, ['-c enable_seqscan=off'])
   // Every statement is named by its text, so each connection parses and plans it once and then
   // only binds values. The texts are the store's own, so their number is bounded.
   const names = new Map<string, string>()
@@ -114,8 +127,14 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
       await pool.query(sql)
     },
     transaction,
+    shared: {
+      query: (sql, params) => query(sharedPool, sql, params),
+      exec: async (sql) => {
+        await sharedPool.query(sql)
+      },
+    },
     async close() {
-      await pool.end()
+      await Promise.all([pool.end(), sharedPool.end()])
     },
   }
 }

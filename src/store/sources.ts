@@ -1,3 +1,4 @@
+import { sharedStatement } from './batch.js'
 import type { Queryable } from './db.js'
 import type { Scope } from './scope.js'
 
@@ -49,27 +50,43 @@ export const SOURCE_COLUMNS = [
 
 const SELECT = SOURCE_COLUMNS.join(', ')
 
-export async function insertSource(db: Queryable, scope: Scope, s: NewSource): Promise<SourceRow> {
-  const json = (v: object | null) => (v === null ? null : JSON.stringify(v))
+interface SourceInsert {
+  scope: Scope
+  source: NewSource
+}
+
+const json = (v: object | null) => (v === null ? null : JSON.stringify(v))
+
+/** New sources in one statement; concurrent creates share it (store/batch.ts). */
+const insertSources = sharedStatement(async (db, items: SourceInsert[]) => {
   const res = await db.query<SourceRow>(
     `INSERT INTO sources (id, account_id, livemode, type, card, card_number_enc, card_cvc_enc, redirect, owner,
        idempotency_key, metadata)
-     VALUES ($1, $2, $3, $4, $5::json, $6, $7, $8::json, $9::json, $10, '{}'::json)
+     SELECT id, account_id, livemode, type, card::json, card_number_enc, card_cvc_enc, redirect::json, owner::json,
+       idempotency_key, '{}'::json
+     FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+       $9::text[], $10::text[])
+       AS v (id, account_id, livemode, type, card, card_number_enc, card_cvc_enc, redirect, owner, idempotency_key)
      RETURNING ${SELECT}`,
     [
-      s.id,
-      scope.accountId,
-      scope.livemode,
-      s.type,
-      json(s.card),
-      s.cardNumberEnc,
-      s.cardCvcEnc,
-      json(s.redirect),
-      json(s.owner),
-      s.idempotencyKey,
+      items.map((i) => i.source.id),
+      items.map((i) => i.scope.accountId),
+      items.map((i) => i.scope.livemode),
+      items.map((i) => i.source.type),
+      items.map((i) => json(i.source.card)),
+      items.map((i) => i.source.cardNumberEnc),
+      items.map((i) => i.source.cardCvcEnc),
+      items.map((i) => json(i.source.redirect)),
+      items.map((i) => json(i.source.owner)),
+      items.map((i) => i.source.idempotencyKey),
     ],
   )
-  return res.rows[0] as SourceRow
+  const byId = new Map(res.rows.map((r) => [r.id, r]))
+  return items.map((i) => byId.get(i.source.id) as SourceRow)
+})
+
+export function insertSource(db: Queryable, scope: Scope, source: NewSource): Promise<SourceRow> {
+  return insertSources(db, { scope, source })
 }
 
 export async function getSource(db: Queryable, scope: Scope, id: string): Promise<SourceRow | undefined> {

@@ -7,7 +7,7 @@ import { makeLogger } from '../../src/main.js'
 import type { AccountKeys } from '../../src/services/accounts.js'
 import type { ServiceOptions } from '../../src/services/index.js'
 import { NotifyAllowList } from '../../src/services/notify-address.js'
-import type { Db } from '../../src/store/db.js'
+import type { Db, Queryable } from '../../src/store/db.js'
 import { type TestStore, testStore } from './store.js'
 
 /** A parsed JSON body: tests read whatever fields they assert on. */
@@ -119,14 +119,18 @@ export type AppExtras = Pick<
  * that owns it.
  */
 export function recordingDb(db: Db, statements: string[], parameters?: unknown[][]): Db {
-  return {
-    ...db,
+  const recording = (q: Queryable): Queryable => ({
     query: (sql, params) => {
       statements.push(sql)
       parameters?.push(params ?? [])
-      return db.query(sql, params)
+      return q.query(sql, params)
     },
-    exec: (sql) => db.exec(sql),
+    exec: (sql) => q.exec(sql),
+  })
+  return {
+    ...db,
+    ...recording(db),
+    shared: recording(db.shared),
     transaction: (fn) => db.transaction(fn),
     close: async () => {},
   }

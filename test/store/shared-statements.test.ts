@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { App } from '../../src/app.js'
+import { Vault } from '../../src/crypto/vault.js'
+import { buildApp, type Client, cardSource, client, type Json, recordingDb } from '../helpers/app.js'
+import { type TestStore, testStore } from '../helpers/store.js'
+
+/**
+ * Concurrent requests of one kind share a statement (store/batch.ts): a retrieve or an update of a
+ * customer, a new source, a new charge and its outcome, a page of charges. Each request is
+ * answered with its own result all the same, and one that cannot be served fails alone.
+ */
+describe('requests that share a statement', () => {
+  let store: TestStore
+  let app: App
+  let sk: Client
+  const statements: string[] = []
+  /** how many statements that start with `head` reached the store since `from` */
+  const sent = (head: RegExp, from: number) => statements.slice(from).filter((s) => head.test(s.trim())).length
+
+  beforeAll(async () => {
+    store = await testStore()
+    ;({ app } = await buildApp(recordingDb(store.db, statements), new Vault(randomBytes(32))))
+    const account = await app.services.accounts.create('Shared statements')
+    sk = client(app, account.sk_test_key)
+  })
+  afterAll(async () => {
+    await app?.close()
+    await store?.close()
+  })
+
+  const all = <T>(n: number, call: (i: number) => Promise<T>) =>
+    Promise.all(Array.from({ length: n }, (_, i) => call(i)))
+
+  it('creates 20 sources at once, each with its own card, in fewer statements than sources', async () => {
+    const from = statements.length
+    const made = await all(20, (i) =>
+      sk.post('/v2/sources/', cardSource({ name: `Payer ${i}`, exp_month: String(1 + (i % 12)) })),
+    )
+    expect(made.map((r) => r.status)).toEqual(made.map(() => 200))
+    expect(made.map((r) => r.body.card.name)).toEqual(made.map((_, i) => `Payer ${i}`))
+    expect(made.map((r) => r.body.card.exp_month)).toEqual(made.map((_, i) => String(1 + (i % 12))))
+    expect(new Set(made.map((r) => r.body.id)).size).toBe(20)
+    for (const [i, r] of made.entries()) {
+      const again = await sk.get(`/v2/sources/${r.body.id}`)
+      expect(again.body.card.name).toBe(`Payer ${i}`)
+    }
+    expect(sent(/^INSERT INTO sources/, from)).toBeLessThan(20)
+  })
+
+  it('charges 20 sources at once, each charge its own amount and source, in fewer statements than charges', async () => {
+    const sources = await all(20, () => sk.post('/v2/sources/', cardSource()))
+    const from = statements.length
+    const charged = await all(20, (i) =>
+      sk.post('/v2/charges/', { amount: 1000 + i, currency: 'usd', source: sources[i]?.body.id, description: `c${i}` }),
+    )
+    for (const [i, r] of charged.entries()) {
+      expect(r.status, JSON.stringify(r.body)).toBe(201)
+      expect(r.body).toMatchObject({ amount: 1000 + i, description: `c${i}`, status: 'succeeded' })
+      expect(r.body.source.id).toBe(sources[i]?.body.id)
+      expect(r.body.source.used).toBe(true)
+      const stored = await sk.get(`/v2/charges/${r.body.id}`)
+      expect(stored.body).toEqual(r.body)
+    }
+    // the charge recorded before the processor is asked, then its outcome, each shared
+    expect(
+      sent(
+        /^WITH v AS \(\s*SELECT \* FROM unnest\(\$1::text\[\], \$2::text\[\], \$3::boolean\[\], \$4::text\[\], \$5::text\[\], \$6::bigint\[\]/,
+        from,
+      ),
+    ).toBeLessThan(20)
+    expect(sent(/^WITH v AS \(\s*SELECT \* FROM unnest\(\$1::text\[\], \$2::timestamptz\[\]/, from)).toBeLessThan(20)
+    const events = await sk.get('/v2/events/?limit=20')
+    expect(new Set(events.body.data.map((e: Json) => e.data.object?.id ?? e.data.id)).size).toBe(20)
+  })
+
+  it('takes a single-use source named by two charges at once for one of them only', async () => {
+    const sources = await all(10, () => sk.post('/v2/sources/', cardSource()))
+    const ids = sources.map((s) => s.body.id as string)
+    // the first source is named twice
+    const charged = await all(11, (i) =>
+      sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: ids[i === 10 ? 0 : i] }),
+    )
+    const onFirst = [charged[0], charged[10]].map((r) => r?.status).sort()
+    expect(onFirst).toEqual([201, 400])
+    expect([charged[0], charged[10]].find((r) => r?.status === 400)?.body.error.code).toBe('source_used')
+    expect(charged.slice(1, 10).map((r) => r.status)).toEqual(Array(9).fill(201))
+  })
+
+  it('retrieves and updates customers at once, each answer its own customer as its own update left it', async () => {
+    const customers = await all(10, (i) => sk.post('/v2/customers/', { email: `p${i}@example.com`, description: 'x' }))
+    const ids = customers.map((c) => c.body.id as string)
+    const from = statements.length
+    const read = await all(30, (i) => sk.get(`/v2/customers/${ids[i % 10]}`))
+    expect(read.map((r) => r.body.email)).toEqual(read.map((_, i) => `p${i % 10}@example.com`))
+    expect(sent(/^SELECT r\.n/, from)).toBeLessThan(30)
+    // two updates of each customer at once: each answer shows its own, and the last one stays
+    const updated = await all(20, (i) =>
+      sk.put(`/v2/customers/${ids[i % 10]}`, { description: `update ${i}`, metadata: { i: String(i) } }),
+    )
+    expect(updated.map((r) => r.status)).toEqual(Array(20).fill(200))
+    expect(updated.map((r) => r.body.description)).toEqual(updated.map((_, i) => `update ${i}`))
+    expect(updated.map((r) => r.body.metadata.i)).toEqual(updated.map((_, i) => String(i)))
+    const after = await all(10, (i) => sk.get(`/v2/customers/${ids[i]}`))
+    expect(after.map((r) => r.body.description)).toEqual(after.map((_, i) => `update ${i + 10}`))
+    // a customer that is not there fails its own request only
+    const mixed = await all(6, (i) => sk.get(`/v2/customers/${i === 3 ? 'cus_nope' : ids[i]}`))
+    expect(mixed.map((r) => r.status)).toEqual([200, 200, 200, 404, 200, 200])
+  })
+
+  it('answers the same page asked at once with one reading, and a bad cursor fails its own request only', async () => {
+    const from = statements.length
+    const pages = await all(12, (i) =>
+      sk.get(i === 5 ? '/v2/charges/?limit=3&start_after=ch_nope' : '/v2/charges/?limit=3'),
+    )
+    expect(pages[5]?.status).toBe(400)
+    expect(pages[5]?.body.error.code).toBe('cursor_invalid')
+    const good = pages.filter((_, i) => i !== 5)
+    expect(good.map((r) => r.status)).toEqual(Array(11).fill(200))
+    for (const r of good) expect(r.body).toEqual(good[0]?.body)
+    expect(good[0]?.body.data).toHaveLength(3)
+    expect(sent(/^SELECT coalesce\(json_agg\(x ORDER BY x\.id DESC\)/, from)).toBeLessThan(11)
+    // a page asked after a charge is made shows it
+    const src = await sk.post('/v2/sources/', cardSource())
+    const made = await sk.post('/v2/charges/', { amount: 777, currency: 'usd', source: src.body.id })
+    const [next] = await all(3, () => sk.get('/v2/charges/?limit=3'))
+    expect(next?.body.data[0].id).toBe(made.body.id)
+  })
+})
