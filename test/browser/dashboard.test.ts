@@ -127,7 +127,15 @@ describe('the dashboard', () => {
   it('lists charges with amounts in their currency units, filters by status, pages, and finds one by id', async () => {
     const { page, errors } = await signedIn(t.account.sk_test_key)
     const rows = page.locator('tbody tr')
-    await rows.first().waitFor()
+    // the list, or the alert that says why it is not there
+    await page
+      .locator('tbody tr, [role=alert]')
+      .first()
+      .waitFor({ timeout: 20_000 })
+      .catch(async (err: Error) => {
+        throw new Error(`${err.message}\n${(await page.locator('main').textContent()) ?? ''}\n${errors.join('\n')}`)
+      })
+    expect(await page.locator('[role=alert]').count(), `${await page.content()}\n${errors.join('\n')}`).toBe(0)
     expect(await rows.count()).toBe(6)
     const amounts = await page.locator('tbody .money').allTextContents()
     expect(amounts).toEqual(['$25.00', '¥50,000', '$12.00', '£39.99', '€29.99', '$19.99'])
