@@ -69,20 +69,33 @@ afterAll(async () => {
   await receiver?.close()
 })
 
+/** Each step of a sign-in within its own time, so that a slow one says which it was and what the page saw. */
 async function signedIn(key: string): Promise<{ page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
   const page = await context.newPage()
   const errors = consoleErrors(page)
-  const res = await page.goto(`${t.url}/dashboard`)
+  const step = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run()
+    } catch (err) {
+      const seen = await page
+        .locator('body')
+        .textContent({ timeout: 1_000 })
+        .catch(() => '')
+      throw new Error(`sign-in, ${name}: ${(err as Error).message}\npage: ${seen}\n${errors.join('\n')}`)
+    }
+  }
+  const res = await step('opening the dashboard', () => page.goto(`${t.url}/dashboard`, { timeout: 15_000 }))
   expect(res?.status()).toBe(200)
-  await page.getByLabel('Secret key').fill(key)
+  await step('entering the key', () => page.getByLabel('Secret key').fill(key, { timeout: 15_000 }))
   await screenshot(page, 'dashboard-sign-in')
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByTestId('mode').waitFor()
+  await step('signing in', () => page.getByRole('button', { name: 'Sign in' }).click({ timeout: 15_000 }))
+  await step('waiting for the mode', () => page.getByTestId('mode').waitFor({ timeout: 15_000 }))
   return { page, errors }
 }
 
-describe('the dashboard', () => {
+// a real browser on a busy two-core machine: a test that fails is run once more, and must then pass
+describe('the dashboard', { retry: 1, timeout: 60_000 }, () => {
   it('is served with the CSP of the hosted pages, scripts from its own origin only', async () => {
     const res = await fetch(`${t.url}/dashboard`)
     const csp = res.headers.get('content-security-policy') ?? ''
