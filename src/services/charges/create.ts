@@ -3,7 +3,8 @@ import { redirectAddressProblem } from '../../domain/redirect-address.js'
 import { AppError, invalidParams, type Violation } from '../../errors.js'
 import type { ChargeView, CreateChargeInput } from '../../schemas/charge.js'
 import { findAccount } from '../../store/accounts.js'
-import { type ChargeRow, getChargeByKey, insertCharge, type NewCharge } from '../../store/charges.js'
+import { insertCharge, type NewCharge } from '../../store/charge-insert.js'
+import { type ChargeRow, getChargeByKey } from '../../store/charges.js'
 import { getCustomer } from '../../store/customers.js'
 import type { Db } from '../../store/db.js'
 import { makeId } from '../../store/ids.js'
@@ -89,7 +90,7 @@ export function chargeCreation(
   }
 
   /**
-   * A new charge: recorded pending with its source taken (store/charges.ts, insertCharge), then
+   * A new charge: recorded pending with its source taken (store/charge-insert.ts, insertCharge), then
    * authorized, so no transaction waits on the processor. A retry of a request whose process died
    * (same Idempotency-Key) carries on with the charge its first attempt made.
    */
