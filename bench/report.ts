@@ -58,7 +58,8 @@ export function resultsMarkdown({ sections, starts, resting, pgVersion }: Figure
         resting
           ? `- At rest, ${REST_SECONDS} s after the benchmark: the service ${resting.service.rssMb} MB RSS (${resting.service.processes} processes), ` +
             `PostgreSQL ${resting.postgres.rssMb} MB RSS added up over its ${resting.postgres.processes} processes (${resting.postgres.pssMb} MB PSS, shared memory counted once); ` +
-            `together ${resting.service.rssMb + resting.postgres.rssMb} MB RSS, ${resting.service.pssMb + resting.postgres.pssMb} MB PSS`
+            `together ${resting.service.rssMb + resting.postgres.rssMb} MB RSS added up, ${resting.service.pssMb + resting.postgres.pssMb} MB PSS ` +
+            '(the memory the two hold, each page counted once)'
           : '',
       ].join('\n')
     : ''

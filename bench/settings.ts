@@ -40,5 +40,7 @@ export const THREADS = process.env.BENCH_THREADS === '1'
 // PostgreSQL the slowest commit of a probe beside the load in that second
 export const TRACE = process.env.BENCH_TRACE === '1'
 
-// how long the embedded service rests after its runs before its memory is read
-export const REST_SECONDS = Number(process.env.BENCH_REST_SECONDS ?? 10)
+// how long the embedded service rests after its runs before its memory is read: V8 gives back the
+// heap a load grew only once the process has been idle a while, and PostgreSQL's backends that the
+// load opened close after the pool's idle timeout
+export const REST_SECONDS = Number(process.env.BENCH_REST_SECONDS ?? 30)

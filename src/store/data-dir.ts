@@ -6,6 +6,7 @@ import {
   fsyncSync,
   mkdirSync,
   openSync,
+  statfsSync,
   statSync,
   unlinkSync,
   writeSync,
@@ -121,13 +122,28 @@ export function prepareDataDir(dir: string, account: Account | undefined): strin
   return abs
 }
 
+/** The room a new cluster takes (its catalog and first WAL segment), and some to work in. */
+const NEW_CLUSTER_MB = 64
+/** A WAL segment: a server that cannot make its next one stops. */
+const RUNNING_CLUSTER_MB = 16
+
 /** A full disk or a read-only one is said at start, not found by the first write of a payment. */
 function assertWritable(abs: string) {
+  const fail = (why: string) => new EmbeddedStoreError(`cannot write in the data directory ${abs}: ${why}`)
+  const needMb = existsSync(path.join(abs, 'postgres', 'PG_VERSION')) ? RUNNING_CLUSTER_MB : NEW_CLUSTER_MB
+  const { bavail, bsize } = statfsSync(abs)
+  const freeMb = Math.floor((bavail * bsize) / (1024 * 1024))
+  if (freeMb < needMb) {
+    throw fail(
+      `the disk is full (${freeMb} MB free; PostgreSQL needs at least ${needMb} MB). Free some space, or set JACKDAW_DATA_DIR to another disk`,
+    )
+  }
   const probe = path.join(abs, '.write-test')
   try {
     const fd = openSync(probe, 'w', 0o600)
     try {
-      writeSync(fd, Buffer.alloc(64 * 1024))
+      const block = Buffer.alloc(64 * 1024)
+      if (writeSync(fd, block) < block.length) throw Object.assign(new Error('short write'), { code: 'ENOSPC' })
       fsyncSync(fd)
     } finally {
       closeSync(fd)
@@ -135,7 +151,6 @@ function assertWritable(abs: string) {
     }
   } catch (err) {
     const code = (err as { code?: string }).code
-    const why = code === 'ENOSPC' ? 'the disk is full' : (err as Error).message
-    throw new EmbeddedStoreError(`cannot write in the data directory ${abs}: ${why}`)
+    throw fail(code === 'ENOSPC' ? 'the disk is full' : (err as Error).message)
   }
 }

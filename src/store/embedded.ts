@@ -75,7 +75,13 @@ async function chooseAddress(dataDir: string): Promise<Address> {
 
 const quoted = (v: string | number) => (typeof v === 'number' ? String(v) : `'${v.replaceAll("'", "''")}'`)
 
-function writeSettings(cluster: string, address: Address, extra: EmbeddedOptions['settings'], account?: Account) {
+function writeSettings(
+  cluster: string,
+  address: Address,
+  version: number,
+  extra: EmbeddedOptions['settings'],
+  account?: Account,
+) {
   const onSocket = address.host !== '127.0.0.1'
   const settings: Record<string, string | number> = {
     listen_addresses: onSocket ? '' : '127.0.0.1',
@@ -91,6 +97,11 @@ function writeSettings(cluster: string, address: Address, extra: EmbeddedOptions
     log_truncate_on_rotation: 'on',
     // after a crash, the data directory is flushed in one call rather than file by file
     ...(process.platform === 'linux' ? { recovery_init_sync_method: 'syncfs' } : {}),
+    // The server serves one service on one machine: no processes standing by for work it never
+    // has. Its reads are key lookups that the cache mostly answers, which gain nothing from I/O
+    // worker processes; and it replicates to no one.
+    ...(version >= 18 ? { io_method: 'sync' } : {}),
+    max_logical_replication_workers: 0,
     ...extra,
   }
   const file = path.join(cluster, 'jackdaw.conf')
@@ -161,6 +172,21 @@ async function takeOwnership(url: string): Promise<pg.Client | undefined> {
   return undefined
 }
 
+/**
+ * Makes the database when it is missing, on a connection of its own: making one reads its template
+ * through the server's shared memory, which a backend then holds for as long as it lives, and the
+ * owner's connection lives as long as the service.
+ */
+async function ensureDatabase(url: string, database: string): Promise<void> {
+  const client = await connect(url)
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database])
+    if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${database.replaceAll('"', '""')}"`)
+  } finally {
+    await client.end()
+  }
+}
+
 export async function startEmbedded(dir: string, opts: EmbeddedOptions = {}): Promise<EmbeddedServer> {
   const account = serverAccount()
   const dataDir = prepareDataDir(dir, account)
@@ -210,7 +236,7 @@ export async function startEmbedded(dir: string, opts: EmbeddedOptions = {}): Pr
       continue
     }
     address = await chooseAddress(dataDir)
-    writeSettings(cluster, address, opts.settings, account)
+    writeSettings(cluster, address, version, opts.settings, account)
     const log = path.join(cluster, 'log')
     mkdirSync(log, { recursive: true, mode: 0o700 })
     own(log, account)
@@ -225,8 +251,7 @@ export async function startEmbedded(dir: string, opts: EmbeddedOptions = {}): Pr
     owner = await takeOwnership(urlOf(address, password, 'postgres'))
     if (!owner) throw inUse(runningServer(cluster)?.pid ?? 0)
   }
-  const exists = await owner.query('SELECT 1 FROM pg_database WHERE datname = $1', [database])
-  if (exists.rowCount === 0) await owner.query(`CREATE DATABASE "${database.replaceAll('"', '""')}"`)
+  await ensureDatabase(urlOf(address as Address, password, 'postgres'), database)
 
   let stopping = false
   if (opts.unref) (owner as unknown as { connection: { stream: { unref(): void } } }).connection.stream.unref()

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import {
   appendFileSync,
   chmodSync,
@@ -11,6 +12,7 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type Running, runToEnd, runTs } from '../helpers/process.js'
 
@@ -84,6 +86,16 @@ describe('the embedded PostgreSQL server', () => {
     expect(first.service.output()).toContain(`psql -h ${dir} -U postgres jackdaw`)
     const customer = await call(first, 'POST', '/v2/customers/', { email: 'ann@example.com', description: 'Ann' })
     expect(customer.status).toBe(201)
+
+    // the server runs no processes standing by for work it never has
+    const psql = new pg.Client({ host: dir, user: 'postgres', database: 'jackdaw' })
+    await psql.connect()
+    const kinds = await psql.query<{ backend_type: string }>('SELECT DISTINCT backend_type FROM pg_stat_activity')
+    await psql.end()
+    const running = kinds.rows.map((r) => r.backend_type)
+    expect(running).toContain('checkpointer')
+    expect(running).not.toContain('io worker')
+    expect(running).not.toContain('logical replication launcher')
 
     // SIGTERM: the service stops its server
     const server = postmasterPid(dir) as number
@@ -177,6 +189,28 @@ describe('the embedded PostgreSQL server', () => {
     expect(run.code).toBe(1)
     expect(run.output).toContain(`cannot make the data directory ${dir}`)
   }, 60_000)
+
+  // a disk of its own to fill, where the machine lets this process mount one (root, as in CI)
+  const small = path.join(root, 'small-disk')
+  mkdirSync(small)
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', small]).status === 0
+  afterAll(() => {
+    if (mounted) spawnSync('umount', [small])
+  })
+
+  it.runIf(mounted)(
+    'refuses a data directory on a full disk, saying so, before starting anything',
+    async () => {
+      writeFileSync(path.join(small, 'filler'), Buffer.alloc(1024 * 1024 - 4096))
+      const dir = path.join(small, 'data')
+      const run = await runToEnd(['src/main.ts'], envOf(dir))
+      expect(run.code).toBe(1)
+      expect(run.output).toContain(`cannot write in the data directory ${dir}: the disk is full`)
+      expect(run.output).toMatch(/PostgreSQL needs at least 64 MB/)
+      expect(existsSync(path.join(dir, 'postgres'))).toBe(false)
+    },
+    60_000,
+  )
 
   it('refuses a data directory that is a file', async () => {
     const file = path.join(root, 'a-file')
