@@ -6,13 +6,14 @@
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
+import { SERVICE_ENTRY } from './settings.js'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 
 /** Starts the built service on `dataDir` and times it to its first answer to GET /v2/me; then stops it. */
 export async function timeToFirstAnswer(dataDir: string, port: number): Promise<number> {
   const started = performance.now()
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const child = spawn(process.execPath, [SERVICE_ENTRY], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', JACKDAW_DATA_DIR: dataDir, PORT: String(port), DATABASE_URL: '' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { Memory } from './embedded.js'
 import { type Row, share } from './load.js'
-import { PARTIAL, PG_URL, REST_SECONDS, ROOT, ROUNDS, SECONDS } from './settings.js'
+import { PARTIAL, PG_URL, REST_SECONDS, ROOT, ROUNDS, SECONDS, SERVICE_ENTRY } from './settings.js'
 
 export interface Figures {
   sections: { title: string; rows: Row[] }[]
@@ -53,7 +53,7 @@ export function resultsMarkdown({ sections, starts, resting, pgVersion }: Figure
     ? [
         '## The embedded store: start and memory',
         '',
-        `- From an empty data directory to the first answer (\`node dist/main.js\`, installed and built): ${seconds(starts.empty)}`,
+        `- From an empty data directory to the first answer (\`npm start\`'s \`node ${SERVICE_ENTRY}\`, installed and built): ${seconds(starts.empty)}`,
         `- A restart on the directory it made, to the first answer: ${seconds(starts.restart)}`,
         resting
           ? `- At rest, ${REST_SECONDS} s after the benchmark: the service ${resting.service.rssMb} MB RSS (${resting.service.processes} processes), ` +

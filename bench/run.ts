@@ -12,7 +12,7 @@ import { restingMemory, timeToFirstAnswer } from './embedded.js'
 import { measureService } from './load.js'
 import { type Figures, resultsMarkdown, writeResults } from './report.js'
 import { freshDatabase, postgresAvailable, start, startBare, stop } from './servers.js'
-import { REST_SECONDS, ROUNDS, STORES } from './settings.js'
+import { REST_SECONDS, ROUNDS, SERVICE_ENTRY, STORES } from './settings.js'
 import { setProbeDatabase } from './trace.js'
 
 // `npm run bench -- --compare <ref>` (or BENCH_COMPARE_REF): this tree beside another git ref
@@ -38,7 +38,7 @@ if (!STORES || STORES.includes('embedded')) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-bench-'))
   const bare = await startBare()
   // as `npm start` runs it: one process, owning its server
-  const s = await start(['dist/main.js'], { JACKDAW_DATA_DIR: dataDir, PORT: '18100' })
+  const s = await start([SERVICE_ENTRY], { JACKDAW_DATA_DIR: dataDir, PORT: '18100' })
   sections.push({
     title: 'Embedded PostgreSQL (the default), 1 process',
     rows: await measureService('embedded', s, `${bare.url}/bare`),

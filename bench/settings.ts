@@ -44,3 +44,6 @@ export const TRACE = process.env.BENCH_TRACE === '1'
 // heap a load grew only once the process has been idle a while, and PostgreSQL's backends that the
 // load opened close after the pool's idle timeout
 export const REST_SECONDS = Number(process.env.BENCH_REST_SECONDS ?? 30)
+
+// what `npm start` runs: the service's bundle (scripts/bundle-service.mjs)
+export const SERVICE_ENTRY = 'dist/service.mjs'

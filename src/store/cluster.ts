@@ -3,8 +3,10 @@ import { spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import {
   chownSync,
+  closeSync,
   cpSync,
   existsSync,
+  openSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -52,6 +54,43 @@ function canRun(file: string, account: Account): boolean {
   return spawnSync('sh', ['-c', 'test -x "$0"', file], { uid: account.uid, gid: account.gid }).status === 0
 }
 
+/** What the server's programs see of the environment: none of the caller's PG* variables. */
+const SERVER_ENV = () => ({ PATH: process.env.PATH, LC_ALL: 'C', LANG: 'C', TZ: 'UTC' })
+
+/**
+ * Starts the server on the cluster as the server's account, in a session of its own so that it
+ * outlives this process (a service killed leaves it for the next start to take over), its output
+ * to `logFile` until its logging collector takes over. `exited` resolves with its exit code.
+ *
+ * Not `pg_ctl start --wait`: that looks whether the server is ready only every tenth of a second,
+ * which was most of a restart's wait. The caller connects as soon as the server accepts.
+ */
+export function launch(
+  bins: Binaries,
+  cluster: string,
+  logFile: string,
+  account: Account | undefined,
+): { exited: Promise<number | null> } {
+  const out = openSync(logFile, 'a', 0o600)
+  try {
+    own(logFile, account)
+    const child = spawn(bins.postgres, ['-D', cluster], {
+      ...account,
+      env: SERVER_ENV(),
+      detached: true,
+      stdio: ['ignore', out, out],
+    })
+    child.unref()
+    const exited = new Promise<number | null>((resolve) => {
+      child.once('error', () => resolve(-1))
+      child.once('exit', (code) => resolve(code))
+    })
+    return { exited }
+  } finally {
+    closeSync(out)
+  }
+}
+
 /** Runs one of the server's programs as the server's account; its exit code and output. */
 export function run(
   bin: string,
@@ -62,7 +101,7 @@ export function run(
     const child = spawn(bin, args, {
       ...account,
       // no PG* variable of the caller's reaches the server's programs
-      env: { PATH: process.env.PATH, LC_ALL: 'C', LANG: 'C', TZ: 'UTC' },
+      env: SERVER_ENV(),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let output = ''

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import net from 'node:net'
 import path from 'node:path'
 import pg from 'pg'
-import { binaries, initCluster, own, run, SUPERUSER, serverLog, serverMajor } from './cluster.js'
+import { binaries, initCluster, launch, own, run, SUPERUSER, serverLog, serverMajor } from './cluster.js'
 import { type Account, EmbeddedStoreError, prepareDataDir, serverAccount } from './data-dir.js'
 
 /**
@@ -102,6 +102,9 @@ function writeSettings(
     // worker processes; and it replicates to no one.
     ...(version >= 18 ? { io_method: 'sync' } : {}),
     max_logical_replication_workers: 0,
+    // A small buffer cache: the service's statements touch the rows of recent objects, and the
+    // operating system's file cache holds the rest. `ALTER SYSTEM SET shared_buffers` sets more.
+    shared_buffers: '32MB',
     ...extra,
   }
   const file = path.join(cluster, 'jackdaw.conf')
@@ -145,8 +148,11 @@ function urlOf(address: Address, password: string, database: string): string {
   return `postgresql://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${address.port}/${database}`
 }
 
-/** A connection to the server, waiting out its start-up and crash recovery. */
-async function connect(url: string): Promise<pg.Client> {
+/**
+ * A connection to the server, waiting out its start-up and crash recovery; `gone` says the server
+ * this waits for has exited, and ends the wait.
+ */
+async function connect(url: string, gone: () => boolean = () => false): Promise<pg.Client> {
   const started = Date.now()
   for (;;) {
     const client = new pg.Client({ connectionString: url })
@@ -157,15 +163,15 @@ async function connect(url: string): Promise<pg.Client> {
       await client.end().catch(() => {})
       const code = (err as { code?: string }).code
       const waiting = code === '57P03' || code === 'ECONNREFUSED' || code === 'ENOENT'
-      if (!waiting || Date.now() - started > 60_000) throw err
-      await new Promise((r) => setTimeout(r, 100))
+      if (!waiting || gone() || Date.now() - started > 60_000) throw err
+      await new Promise((r) => setTimeout(r, 10))
     }
   }
 }
 
 /** The owner's lock on a connection kept open; undefined when another process holds it. */
-async function takeOwnership(url: string): Promise<pg.Client | undefined> {
-  const client = await connect(url)
+async function takeOwnership(url: string, gone?: () => boolean): Promise<pg.Client | undefined> {
+  const client = await connect(url, gone)
   const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [OWNER_LOCK])
   if (rows[0]?.ok) return client
   await client.end()
@@ -240,15 +246,21 @@ export async function startEmbedded(dir: string, opts: EmbeddedOptions = {}): Pr
     const log = path.join(cluster, 'log')
     mkdirSync(log, { recursive: true, mode: 0o700 })
     own(log, account)
-    const started = await pgCtl('start', `--log=${path.join(log, 'startup.log')}`)
-    if (started.code !== 0) {
+    const server = launch(bins, cluster, path.join(log, 'startup.log'), account)
+    let exitCode: number | null | undefined
+    void server.exited.then((code) => {
+      exitCode = code
+    })
+    try {
+      owner = await takeOwnership(urlOf(address, password, 'postgres'), () => exitCode !== undefined)
+    } catch (err) {
+      if (exitCode === undefined) throw err
       // two starts at once: the other one's server won, and says who owns it
       if (runningServer(cluster) && attempt <= 3) continue
       throw new EmbeddedStoreError(
-        `PostgreSQL did not start on ${cluster}; nothing was changed. Its last words:\n${serverLog(cluster) || started.output.trim()}`,
+        `PostgreSQL did not start on ${cluster}; nothing was changed. Its last words:\n${serverLog(cluster)}`,
       )
     }
-    owner = await takeOwnership(urlOf(address, password, 'postgres'))
     if (!owner) throw inUse(runningServer(cluster)?.pid ?? 0)
   }
   await ensureDatabase(urlOf(address as Address, password, 'postgres'), database)

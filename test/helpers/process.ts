@@ -11,7 +11,12 @@ export interface Running {
 
 /** Runs a TypeScript entry of the project as its own process, as a user's shell would. */
 export function runTs(args: string[], env: Record<string, string | undefined> = {}): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  return runNode(['--import', 'tsx', ...args], env)
+}
+
+/** Runs Node on `args` (a built file of the project) as its own process. */
+export function runNode(args: string[], env: Record<string, string | undefined> = {}): Running {
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { runNode } from '../helpers/process.js'
 
 /**
  * What the package gives its users: `npx jackdaw` (bin/jackdaw.js), which builds itself when its
@@ -22,6 +24,52 @@ const COMMANDS = [
   'processor',
   'listen',
 ]
+
+// first in this file: the command line's test below builds again, rewriting the bundle
+describe('npm start: the service in one bundle (dist/service.mjs)', () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'jackdaw-bundle-'))
+  // the server's account (the service runs as root here) passes through to the data directory
+  chmodSync(root, 0o711)
+  afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+  it('starts on an empty data directory, migrates, serves the API, its pages and files, and stops', async () => {
+    const service = runNode(['dist/service.mjs'], {
+      JACKDAW_DATA_DIR: path.join(root, 'data'),
+      PORT: '0',
+      DATABASE_URL: undefined,
+      JACKDAW_ENCRYPTION_KEY: undefined,
+    })
+    try {
+      const [, base] = await service.waitFor(/listening on (http:\/\/\S+)/, 60_000)
+      const [, sk] = await service.waitFor(/test secret key: (sk_test_\S+)/)
+      const headers = { authorization: `Bearer ${sk}`, 'content-type': 'application/json' }
+      const source = await fetch(`${base}/v2/sources/`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          type: 'card',
+          card: { name: 'Ann Payer', number: '4242424242424242', exp_month: '12', exp_year: '2035', cvc: '123' },
+        }),
+      })
+      expect(source.status).toBe(200)
+      const charge = await fetch(`${base}/v2/charges/`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ amount: 1500, currency: 'usd', source: ((await source.json()) as { id: string }).id }),
+      })
+      expect(charge.status).toBe(201)
+      expect(((await charge.json()) as { status: string }).status).toBe('succeeded')
+      // files found beside the modules that serve them: the dashboard's bundle, the API reference
+      const page = await fetch(`${base}/dashboard/app.js`)
+      expect(page.status).toBe(200)
+      expect((await page.text()).length).toBeGreaterThan(1000)
+      expect((await fetch(`${base}/v2/docs/`)).status).toBe(200)
+      expect((await fetch(`${base}/v2/openapi.json`)).status).toBe(200)
+    } finally {
+      expect(await service.stop('SIGTERM')).toBe(0)
+    }
+  }, 120_000)
+})
 
 describe('npx jackdaw', () => {
   it('--help lists every command', () => {
