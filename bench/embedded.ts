@@ -4,7 +4,7 @@
  * service and its PostgreSQL hold at rest. Linux only (/proc).
  */
 import { spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs'
 import path from 'node:path'
 import { SERVICE_ENTRY } from './settings.js'
 
@@ -93,12 +93,79 @@ function memoryOf(pids: number[]): Memory {
   }
 }
 
+const PAGE = 4096
+const PRESENT = 1n << 63n
+const PFN = (1n << 55n) - 1n
+
+/**
+ * The physical pages resident in a process's memory, read from /proc/PID/pagemap (page frame
+ * numbers need root); undefined where they cannot be read.
+ */
+function residentPages(pid: number): Set<bigint> | undefined {
+  const pages = new Set<bigint>()
+  let fd: number
+  try {
+    fd = openSync(`/proc/${pid}/pagemap`, 'r')
+  } catch {
+    return undefined
+  }
+  try {
+    for (const line of readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n')) {
+      const m = /^([0-9a-f]+)-([0-9a-f]+)/.exec(line)
+      if (!m || line.endsWith('[vsyscall]')) continue
+      const first = Number.parseInt(m[1] as string, 16) / PAGE
+      const count = (Number.parseInt(m[2] as string, 16) - Number.parseInt(m[1] as string, 16)) / PAGE
+      const buf = Buffer.alloc(8 * Math.min(count, 65536))
+      for (let done = 0; done < count; ) {
+        const n = Math.min(count - done, 65536)
+        const read = readSync(fd, buf, 0, 8 * n, (first + done) * 8)
+        for (let i = 0; i < read / 8; i++) {
+          const entry = buf.readBigUInt64LE(i * 8)
+          if (entry & PRESENT) pages.add(entry & PFN)
+        }
+        done += n
+      }
+    }
+  } catch {
+    return undefined
+  } finally {
+    closeSync(fd)
+  }
+  // without root the frame numbers read as zero: nothing can be told apart
+  return pages.size > 0 && !(pages.size === 1 && pages.has(0n)) ? pages : undefined
+}
+
+/**
+ * The memory resident for all of `pids` together, each physical page counted once: PostgreSQL's
+ * processes all map its shared buffers, which RSS counts again in every one of them.
+ */
+function residentTogether(pids: number[]): number | undefined {
+  const all = new Set<bigint>()
+  for (const pid of pids) {
+    const pages = residentPages(pid)
+    if (!pages) return undefined
+    for (const p of pages) all.add(p)
+  }
+  return Math.round((all.size * PAGE) / (1024 * 1024))
+}
+
+export interface RestingMemory {
+  service: Memory
+  postgres: Memory
+  /** MB resident for the service and its PostgreSQL together, each page once; undefined without root */
+  togetherMb: number | undefined
+}
+
 /** The memory of the service (`servicePid` and its children) and of its embedded PostgreSQL. */
-export function restingMemory(servicePid: number, dataDir: string): { service: Memory; postgres: Memory } {
+export function restingMemory(servicePid: number, dataDir: string): RestingMemory {
   const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid')
   const postmaster = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : undefined
+  // the service starts its server as a child of its own: the server's processes are counted apart
+  const postgres = postmaster ? tree([postmaster]) : []
+  const service = tree([servicePid]).filter((pid) => !postgres.includes(pid))
   return {
-    service: memoryOf(tree([servicePid])),
-    postgres: memoryOf(postmaster ? tree([postmaster]) : []),
+    service: memoryOf(service),
+    postgres: memoryOf(postgres),
+    togetherMb: residentTogether([...service, ...postgres]),
   }
 }

@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import type { Memory } from './embedded.js'
+import type { RestingMemory } from './embedded.js'
 import { type Row, share } from './load.js'
 import { PARTIAL, PG_URL, REST_SECONDS, ROOT, ROUNDS, SECONDS, SERVICE_ENTRY } from './settings.js'
 
@@ -10,7 +10,7 @@ export interface Figures {
   sections: { title: string; rows: Row[] }[]
   /** The embedded store's start, from an empty data directory and again, in seconds: each round's. */
   starts: { empty: number[]; restart: number[] }
-  resting: { service: Memory; postgres: Memory } | undefined
+  resting: RestingMemory | undefined
   /** the external PostgreSQL's version and settings; undefined when it was not reachable */
   pgVersion: string | undefined
 }
@@ -58,8 +58,10 @@ export function resultsMarkdown({ sections, starts, resting, pgVersion }: Figure
         resting
           ? `- At rest, ${REST_SECONDS} s after the benchmark: the service ${resting.service.rssMb} MB RSS (${resting.service.processes} processes), ` +
             `PostgreSQL ${resting.postgres.rssMb} MB RSS added up over its ${resting.postgres.processes} processes (${resting.postgres.pssMb} MB PSS, shared memory counted once); ` +
-            `together ${resting.service.rssMb + resting.postgres.rssMb} MB RSS added up, ${resting.service.pssMb + resting.postgres.pssMb} MB PSS ` +
-            '(the memory the two hold, each page counted once)'
+            `together ${resting.service.rssMb + resting.postgres.rssMb} MB RSS added up, ${resting.service.pssMb + resting.postgres.pssMb} MB PSS` +
+            (resting.togetherMb === undefined
+              ? ''
+              : `; resident for the two together, each physical page once (from /proc/PID/pagemap): ${resting.togetherMb} MB`)
           : '',
       ].join('\n')
     : ''

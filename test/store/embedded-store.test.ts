@@ -91,11 +91,14 @@ describe('the embedded PostgreSQL server', () => {
     const psql = new pg.Client({ host: dir, user: 'postgres', database: 'jackdaw' })
     await psql.connect()
     const kinds = await psql.query<{ backend_type: string }>('SELECT DISTINCT backend_type FROM pg_stat_activity')
-    await psql.end()
     const running = kinds.rows.map((r) => r.backend_type)
     expect(running).toContain('checkpointer')
     expect(running).not.toContain('io worker')
     expect(running).not.toContain('logical replication launcher')
+    // its small buffer cache, which a setting of the user's overrides from the next start on
+    expect((await psql.query('SHOW shared_buffers')).rows[0].shared_buffers).toBe('32MB')
+    await psql.query("ALTER SYSTEM SET shared_buffers = '48MB'")
+    await psql.end()
 
     // SIGTERM: the service stops its server
     const server = postmasterPid(dir) as number
@@ -110,6 +113,10 @@ describe('the embedded PostgreSQL server', () => {
     expect(alive(left)).toBe(true)
     const third = await start(dir)
     expect(await ends(left)).toBe(true)
+    const settings = new pg.Client({ host: dir, user: 'postgres', database: 'jackdaw' })
+    await settings.connect()
+    expect((await settings.query('SHOW shared_buffers')).rows[0].shared_buffers).toBe('48MB')
+    await settings.end()
     expect((await call(third, 'GET', `/v2/customers/${customer.body.id}`)).body.email).toBe('ann@example.com')
 
     // SIGKILL of the server: the service says so and stops; the next start recovers the cluster
