@@ -36,16 +36,19 @@ export function resultsMarkdown({ sections, starts, resting, pgVersion }: Figure
       ? [
           '## The embedded default against the external PostgreSQL, 1 process',
           '',
-          'The same operations of this run; the embedded rate as a share of the external one.',
+          'The same operations of this run; the embedded rate as a share of the external one, as measured and',
+          "as shares of the bare route: each rate over the bare route's run just before it, so that a machine",
+          'that slowed between the two runs (the bare route then drops with it) counts against neither.',
           '',
-          '| operation | connections | embedded req/s | external req/s | embedded / external | p99 ms embedded / external |',
-          '|---|---|---|---|---|---|',
+          '| operation | connections | embedded req/s | external req/s | embedded / external | of the bare route: embedded / external | p99 ms embedded / external |',
+          '|---|---|---|---|---|---|---|',
           ...embeddedSection.rows.map((e) => {
             const x = externalSection.rows.find(
               (r) => r.name.split(': ')[1] === e.name.split(': ')[1] && r.connections === e.connections,
             )
             const ratio = x?.rps ? `${((100 * e.rps) / x.rps).toFixed(0)}%` : '-'
-            return `| ${e.name.split(': ')[1]} | ${e.connections} | ${e.rps} | ${x?.rps ?? '-'} | ${ratio} | ${e.p99} / ${x?.p99 ?? '-'} |`
+            const shares = x?.rps ? `${((100 * share(e)) / share(x)).toFixed(0)}%` : '-'
+            return `| ${e.name.split(': ')[1]} | ${e.connections} | ${e.rps} | ${x?.rps ?? '-'} | ${ratio} | ${shares} | ${e.p99} / ${x?.p99 ?? '-'} |`
           }),
         ].join('\n')
       : ''
