@@ -3,6 +3,7 @@
 // hundreds that the service's packages are made of, which took most of a restart. Part of
 // `npm run build`, after tsc. The command line, the client and the testing library stay as tsc
 // builds them.
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { build } from 'esbuild'
 
@@ -20,7 +21,6 @@ const ownUrls = {
   setup(b) {
     b.onLoad({ filter: /\.js$/ }, async (args) => {
       if (!args.path.startsWith(`${DIST}${path.sep}`) || args.path === ENTRY) return undefined
-      const { readFile } = await import('node:fs/promises')
       const text = await readFile(args.path, 'utf8')
       if (!text.includes('import.meta.url')) return undefined
       const relative = path.relative(DIST, args.path).split(path.sep).join('/')
