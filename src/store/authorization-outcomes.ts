@@ -38,14 +38,14 @@ const recordOutcomes = sharedStatement(
     const json = (v: object | null) => (v === null ? null : JSON.stringify(v))
     await db.query(
       `WITH v AS (
-         SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::boolean[], $4::text[], $5::text[], $6::text[],
+         SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::boolean[], $4::jsonb[], $5::text[], $6::text[],
            $7::text[], $8::boolean[], $9::boolean[], $10::boolean[], $11::text[], $12::text[], $13::boolean[],
            $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
            AS v (charge_id, at, reversal_owed, patch, source_id, card, bank_account, erase_security_code,
              erase_card_number, source_changed, event_id, account_id, livemode, event_type, event_data, delivery_id,
              delivery_url, delivery_payload)
        ), charge AS (
-         UPDATE charges c SET ${patchSetsFromJson('c', 'v.patch::jsonb').join(', ')}, updated_at = v.at,
+         UPDATE charges c SET ${patchSetsFromJson('c', 'v.patch').join(', ')}, updated_at = v.at,
            reversal_asked_at = CASE WHEN v.reversal_owed THEN now() ELSE c.reversal_asked_at END
          FROM v WHERE c.id = v.charge_id
        ), source AS (

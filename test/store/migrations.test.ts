@@ -27,6 +27,7 @@ describe('the migrations', () => {
       '003_charge_redirect_url.sql',
       '004_account_time.sql',
       '005_test_faults.sql',
+      '006_account_now_plan_kept.sql',
     ])
     expect(await migrate(store.db)).toEqual([])
     expect(await migrate(store.db)).toEqual([])
