@@ -21,6 +21,15 @@ export function timestampNow(...notBefore: string[]): string {
   return at
 }
 
+/** `timestamp`, in the API's form, moved on by `ms` milliseconds, to the microsecond. */
+export function timestampPlus(timestamp: string, ms: number): string {
+  const micros =
+    Date.parse(`${timestamp.slice(0, 19)}Z`) * 1000 + Number(timestamp.slice(20, 26)) + Math.round(ms * 1000)
+  const second = Math.floor(micros / 1_000_000)
+  const fraction = String(micros - second * 1_000_000).padStart(6, '0')
+  return `${new Date(second * 1000).toISOString().slice(0, 20)}${fraction}Z`
+}
+
 /** The most one advance may move a test clock: a year. */
 export const MAX_CLOCK_ADVANCE_SECONDS = 31_536_000
 

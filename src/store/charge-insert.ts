@@ -1,9 +1,11 @@
+import { performance } from 'node:perf_hooks'
 import { sharedStatement } from './batch.js'
 import { CHARGE_COLUMNS, type ChargeRow } from './charges.js'
 import type { Queryable } from './db.js'
 import { timestampsFromJson } from './joined.js'
 import type { Scope } from './scope.js'
 import { SOURCE_COLUMNS, type SourceWithCard } from './sources.js'
+import type { AccountTimeReading } from './test-clocks.js'
 
 /** A new charge's row written with the source it takes, before its processor is called. */
 
@@ -27,6 +29,8 @@ export interface ChargeInsertion {
   /** undefined when the scope has no such source */
   source?: SourceWithCard | undefined
   charge?: ChargeRow | undefined
+  /** in test mode, the account's time as the charge was recorded */
+  accountTime?: AccountTimeReading | undefined
 }
 
 interface ChargeAsked {
@@ -46,6 +50,8 @@ const insertCharges = sharedStatement(
       source: SourceWithCard | null
       charge: ChargeRow | null
       consumed_at: string | null
+      account_time: string | null
+      clock_runs: boolean | null
     }>(
       `WITH v AS (
          SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[], $6::bigint[], $7::text[],
@@ -75,8 +81,10 @@ const insertCharges = sharedStatement(
        )
        SELECT (SELECT to_json(s) FROM source s WHERE s.id = v.source_id) AS source,
          (SELECT to_json(c) FROM charge c WHERE c.id = v.id) AS charge,
-         (SELECT updated_at FROM consumed WHERE consumed.id = v.source_id) AS consumed_at
-       FROM v ORDER BY v.n`,
+         (SELECT updated_at FROM consumed WHERE consumed.id = v.source_id) AS consumed_at,
+         CASE WHEN a.id IS NOT NULL THEN account_now(a.id, false) END AS account_time,
+         a.test_clock_start IS NULL AS clock_runs
+       FROM v LEFT JOIN accounts a ON a.id = v.account_id AND NOT v.livemode ORDER BY v.n`,
       [
         col((i) => i.charge.id),
         col((i) => i.scope.accountId),
@@ -94,12 +102,19 @@ const insertCharges = sharedStatement(
         col((i) => i.charge.redirect_url),
       ],
     )
+    const readAt = performance.now()
     return res.rows.map((found) => {
       if (!found.source) return {}
       const source = timestampsFromJson(found.source, SOURCE_COLUMNS)
       if (!found.charge) return { source }
       const consumed = found.consumed_at ? { used: true, updated_at: found.consumed_at } : {}
-      return { source: { ...source, ...consumed }, charge: timestampsFromJson(found.charge, CHARGE_COLUMNS) }
+      const accountTime =
+        found.account_time === null ? undefined : { time: found.account_time, runs: found.clock_runs !== false, readAt }
+      return {
+        source: { ...source, ...consumed },
+        charge: timestampsFromJson(found.charge, CHARGE_COLUMNS),
+        accountTime,
+      }
     })
   },
   { key: (i) => i.charge.source_id },
@@ -111,7 +126,7 @@ const insertCharges = sharedStatement(
  * (a detach, an attach or another charge of it waits, or is waited for), and taken when it belongs
  * to the charge's customer (to no customer, for a charge without one) and, if single-use, is
  * unused: it is then consumed. Answers the source as it was found, with the charge when it was
- * taken; the caller explains a source not taken.
+ * taken and, in test mode, the account's time; the caller explains a source not taken.
  */
 export function insertCharge(db: Queryable, scope: Scope, c: NewCharge): Promise<ChargeInsertion> {
   return insertCharges(db, { scope, charge: c })

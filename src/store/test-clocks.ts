@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks'
+import { timestampPlus } from '../domain/time.js'
 import type { Queryable } from './db.js'
 import type { Scope } from './scope.js'
 
@@ -51,11 +53,32 @@ export async function testClockAdvances(db: Queryable): Promise<string> {
 }
 
 /**
- * The account's time for a test-mode object, or undefined in live mode, whose time is the real
- * one: for a time the service works out before it stores it.
+ * A test-mode account's time as a statement read it, so that its time a moment later is known
+ * without asking again: the statement that records a new charge reads it, and the charge's outcome,
+ * recorded after the processor's answer, is stamped with it moved on by the time since. A clock
+ * advanced in between does not move that outcome: it was decided before the advance was seen.
  */
-export async function accountNow(db: Queryable, scope: Scope): Promise<string | undefined> {
+export interface AccountTimeReading {
+  /** the account's time (account_now) when read, in the API's form */
+  time: string
+  /** it runs with the real time; a deterministic account's clock moves only when advanced */
+  runs: boolean
+  /** when it was read, on this process's monotonic clock (performance.now) */
+  readAt: number
+}
+
+/**
+ * The account's time for a test-mode object, or undefined in live mode, whose time is the real
+ * one: for a time the service works out before it stores it. From a `reading` taken a moment
+ * before, it is worked out without a round trip.
+ */
+export async function accountNow(
+  db: Queryable,
+  scope: Scope,
+  reading?: AccountTimeReading,
+): Promise<string | undefined> {
   if (scope.livemode) return undefined
+  if (reading) return reading.runs ? timestampPlus(reading.time, performance.now() - reading.readAt) : reading.time
   const res = await db.query<{ now: string }>('SELECT account_now($1, false) AS now', [scope.accountId])
   return res.rows[0]?.now
 }

@@ -115,6 +115,18 @@ describe('a deterministic account', () => {
     expect((await sk.get('/v2/customers/')).body.data.map((c: Json) => c.id)).toEqual([later.id, customer.id])
   })
 
+  it("holds a charge's outcome at the clock's time however long the processor took", async () => {
+    const { sk } = await account({ deterministic: true, seed: 'slow-processor' })
+    const src = await sk.post('/v2/sources/', cardSource())
+    const charge = await sk.post(
+      '/v2/charges/',
+      { amount: 1000, currency: 'usd', source: src.body.id },
+      { 'jackdaw-test-fault': 'processor_latency=400' },
+    )
+    expect(charge.body).toMatchObject({ status: 'succeeded', created_at: START, updated_at: START })
+    expect((await sk.get('/v2/events/')).body.data[0]).toMatchObject({ type: 'charge.succeeded', created_at: START })
+  })
+
   it("gives a payer's step the same hosted-page address on a replay", async () => {
     const pending = async (c: Client) => {
       const src = await c.post('/v2/sources/', { ...cardSource({ number: '4000000000003220' }), redirect: REDIRECT })

@@ -73,6 +73,27 @@ describe('the test clock', () => {
     expect((await t.sk.get('/v2/test/clock')).body.offset_seconds).toBe(before)
   })
 
+  it("stamps a charge's outcome on the running clock, as long after its creation as the processor took", async () => {
+    const c = client(t.app, (await t.app.services.accounts.create('Slow processor shop')).sk_test_key)
+    await c.post('/v2/test/clock/advance', { seconds: 86_400 })
+    const src = await c.post('/v2/sources/', cardSource())
+    const before = (await c.get('/v2/test/clock')).body.now
+    const charge = await c.post(
+      '/v2/charges/',
+      { amount: 1000, currency: 'usd', source: src.body.id },
+      { 'jackdaw-test-fault': 'processor_latency=400' },
+    )
+    const after = (await c.get('/v2/test/clock')).body.now
+    expect(charge.body.status).toBe('succeeded')
+    const { created_at, updated_at } = charge.body
+    expect(created_at >= before && updated_at <= after).toBe(true)
+    expect(seconds(updated_at) - seconds(created_at)).toBeGreaterThanOrEqual(0.4)
+    const event = (await c.get('/v2/events/')).body.data[0]
+    expect(event).toMatchObject({ type: 'charge.succeeded', created_at: updated_at })
+    expect(event.data.object.updated_at).toBe(updated_at)
+    expect((await c.get(`/v2/charges/${charge.body.id}`)).body.updated_at).toBe(updated_at)
+  })
+
   it('is in the OpenAPI document under the test-mode tag', async () => {
     const doc = (await t.anon.get('/v2/openapi.json')).body
     expect(doc.paths['/v2/test/clock'].get.tags).toEqual(['test-mode'])

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { timestampNow } from '../../src/domain/time.js'
+import { timestampNow, timestampPlus } from '../../src/domain/time.js'
 
 describe('timestampNow', () => {
   afterEach(() => {
@@ -35,5 +35,15 @@ describe('timestampNow', () => {
     const ahead = '2999-01-01T00:00:00.000001Z'
     expect(timestampNow('2000-01-01T00:00:00.000000Z', ahead)).toBe(ahead)
     expect(timestampNow('2000-01-01T00:00:00.000000Z')).not.toBe('2000-01-01T00:00:00.000000Z')
+  })
+})
+
+describe('timestampPlus', () => {
+  it('moves a time on to the microsecond, across seconds, days and years', () => {
+    expect(timestampPlus('2026-11-24T10:15:30.123456Z', 0)).toBe('2026-11-24T10:15:30.123456Z')
+    expect(timestampPlus('2026-11-24T10:15:30.123456Z', 0.5)).toBe('2026-11-24T10:15:30.123956Z')
+    expect(timestampPlus('2026-11-24T10:15:30.999999Z', 0.001)).toBe('2026-11-24T10:15:31.000000Z')
+    expect(timestampPlus('2026-12-31T23:59:59.900000Z', 250)).toBe('2027-01-01T00:00:00.150000Z')
+    expect(timestampPlus('2026-11-24T10:15:30.000001Z', 86_400_000)).toBe('2026-11-25T10:15:30.000001Z')
   })
 })

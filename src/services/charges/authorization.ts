@@ -8,7 +8,7 @@ import { type ChargePatch, type ChargeRow, settleReversal } from '../../store/ch
 import { seededToken } from '../../store/ids.js'
 import type { Scope } from '../../store/scope.js'
 import type { SourceRow, SourceWithCard } from '../../store/sources.js'
-import { accountNow } from '../../store/test-clocks.js'
+import { type AccountTimeReading, accountNow } from '../../store/test-clocks.js'
 import type { AuthorizationResult, ChargeContext, HostedPageUrl, StoredAction } from './context.js'
 import { chargeView } from './views.js'
 
@@ -146,7 +146,8 @@ export function authorizations(ctx: ChargeContext) {
    * as the processor left it, and its event, in one statement. The charge is worked out from the
    * row in hand: the operation under way holds it, so nothing else changes it meanwhile. Card data
    * serves the authorization only: the security code is erased once it is decided, and so is a
-   * single-use source's number (a saved card keeps it, to be charged again).
+   * single-use source's number (a saved card keeps it, to be charged again). `readTime`: the
+   * account's time as read with the charge, if it was.
    */
   async function record(
     scope: Scope,
@@ -154,9 +155,10 @@ export function authorizations(ctx: ChargeContext) {
     source: SourceWithCard,
     result: AuthorizationResult,
     url: HostedPageUrl,
+    readTime?: AccountTimeReading,
   ): Promise<ChargeView> {
     // in test mode, the account's time, which a test clock may have moved past the real time
-    const accountTime = await accountNow(db, scope)
+    const accountTime = await accountNow(db, scope, readTime)
     const at =
       accountTime === undefined
         ? timestampNow(charge.updated_at, source.updated_at)
@@ -204,21 +206,23 @@ export function authorizations(ctx: ChargeContext) {
   /**
    * Sends a charge's authorization and records its result. A card source whose number is gone
    * fails the charge without a call: no processor is ever asked to charge a card it is not given.
+   * `repeated`: an earlier call for the charge may have reached the processor (processorFailure).
+   * `securityCode`: one sent with this request. `readTime`: the account's time as read with the
+   * charge, if it was.
    */
   async function authorize(
     scope: Scope,
     charge: ChargeRow,
     source: SourceWithCard,
     url: HostedPageUrl,
-    repeated: boolean,
-    securityCode?: string,
+    { repeated, securityCode, readTime }: { repeated: boolean; securityCode?: string; readTime?: AccountTimeReading },
   ): Promise<ChargeView> {
     const processor = ctx.processorFor(scope.livemode)
     const result: AuthorizationResult =
       source.type === 'card' && !source.card_number_enc
         ? { outcome: 'declined', failure: CARD_UNAVAILABLE }
         : await ask(processor, () => processor.authorize(paymentRequest(charge, source, securityCode)), repeated)
-    return record(scope, charge, source, result, url)
+    return record(scope, charge, source, result, url, readTime)
   }
 
   /** Reversals sent in the background, for `waitForReversals`. */

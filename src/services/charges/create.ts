@@ -123,10 +123,14 @@ export function chargeCreation(
       redirect_url: input.redirect_url ?? null,
       idempotency_key: idempotencyKey ?? null,
     }
-    const { charge, source } = await insertCharge(db, scope, fields)
+    const { charge, source, accountTime } = await insertCharge(db, scope, fields)
     if (!charge || !source) throw await whyNotTaken(db, scope, input, source)
     // the security code sent with the charge serves this authorization only: it is never stored
-    return auth.authorize(scope, charge, source, url, false, input.cvc)
+    return auth.authorize(scope, charge, source, url, {
+      repeated: false,
+      securityCode: input.cvc,
+      readTime: accountTime,
+    })
   }
 
   return { create }

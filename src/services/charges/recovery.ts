@@ -59,7 +59,7 @@ export function recovery(ctx: ChargeContext, auth: Authorizations, operations: C
     if (!row.processing) return loadView(db, row)
     if (row.processing === 'authorize' && !row.action) {
       const source = (await getSourceWithCard(db, scope, row.source_id)) as SourceWithCard
-      return auth.authorize(scope, row, source, url, true)
+      return auth.authorize(scope, row, source, url, { repeated: true })
     }
     return operations.resume(scope, row) ?? loadView(db, await patchCharge(db, row.id, { processing: null }))
   }
