@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { randomHex } from '../crypto/random.js'
 import { AppError, withViolations } from '../errors.js'
+import { isDatabaseUnavailable } from '../store/db.js'
 import { setResponseHeaders } from './headers.js'
 import { validationError } from './validation.js'
 
@@ -84,7 +85,12 @@ export function registerErrorHandlers(app: FastifyInstance): void {
     } else {
       const mapped = frameworkError(err as FastifyError)
       if (mapped) appErr = mapped
-      else {
+      else if (isDatabaseUnavailable(err)) {
+        request.log.error({ err }, 'database unavailable')
+        appErr = new AppError('service_unavailable', 'The database cannot serve for now; retry the request', {
+          headers: { 'Retry-After': '1' },
+        })
+      } else {
         request.log.error({ err }, 'unhandled error')
         appErr = new AppError('internal_error', `An internal error occurred; quote request id ${request.id}`)
       }

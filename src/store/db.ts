@@ -43,6 +43,30 @@ export function formatTimestamp(text: string): string {
   return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0')}Z`
 }
 
+// SQLSTATEs of a server that is shutting down, crashed or still starting (57P01, 57P02, 57P03)
+const SERVER_GOING_OR_COMING = new Set(['57P01', '57P02', '57P03'])
+// the socket errors of a connection that could not be made or was lost
+const CONNECTION_FAILED = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH'])
+
+/**
+ * The database cannot serve for now, though nothing is wrong with the statement: it is out of
+ * resources (SQLSTATE class 53: a full disk, out of memory, too many connections), shutting down
+ * or starting, or the connection to it could not be made or was lost (class 08, a socket error).
+ * The same request may succeed later; nothing it asked was committed unless its answer said so.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false
+  const { code, syscall } = err as { code?: unknown; syscall?: unknown }
+  if (typeof code === 'string') {
+    if (err instanceof pg.DatabaseError) {
+      return code.startsWith('53') || code.startsWith('08') || SERVER_GOING_OR_COMING.has(code)
+    }
+    if (typeof syscall === 'string' && CONNECTION_FAILED.has(code)) return true
+  }
+  // pg's own words for a connection that ended under a query
+  return /^Connection terminated/.test(err.message)
+}
+
 // Amounts are bigint columns; every amount the API accepts is a safe integer.
 const parseInt8 = (v: string) => Number(v)
 

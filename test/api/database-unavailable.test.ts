@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto'
+import net from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { App } from '../../src/app.js'
+import { Vault } from '../../src/crypto/vault.js'
+import { openPostgres } from '../../src/store/db.js'
+import { buildApp, type Client, client, type Reply, type TestApp, testApp } from '../helpers/app.js'
+import { type TestStore, testStore } from '../helpers/store.js'
+
+// A database that cannot serve for now (a full disk, a server gone) is a 503 `service_unavailable`
+// with Retry-After, which clients retry, never a 500; the request's Idempotency-Key is released, so
+// the same request succeeds once the database is back.
+
+function expectUnavailable(res: Reply) {
+  expect(res.status, res.text).toBe(503)
+  expect(res.body.error).toMatchObject({ type: 'api_error', code: 'service_unavailable' })
+  expect(res.headers['retry-after']).toBe('1')
+}
+
+describe('a full disk', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await testApp()
+  })
+  afterAll(() => t.close())
+
+  it('answers 503 without the database’s words, and the same request succeeds once there is room', async () => {
+    // PostgreSQL's own error for a full disk, raised where an insert would extend its table
+    await t.db.exec(`
+      CREATE FUNCTION no_room() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'could not extend file "base/1/2": No space left on device' USING ERRCODE = 'disk_full'; END $$;
+      CREATE TRIGGER no_room BEFORE INSERT ON customers FOR EACH ROW EXECUTE FUNCTION no_room();`)
+    const body = { email: 'room@example.com', description: 'Full disk' }
+    const key = { 'idempotency-key': 'full-disk-1' }
+    const refused = await t.sk.post('/v2/customers/', body, key)
+    expectUnavailable(refused)
+    expect(refused.text).not.toMatch(/extend|No space|base\//)
+    expect(t.logs.join('')).toContain('database unavailable')
+    // reading still works
+    expect((await t.sk.get('/v2/customers/')).status).toBe(200)
+
+    await t.db.exec('DROP TRIGGER no_room ON customers')
+    const made = await t.sk.post('/v2/customers/', body, key)
+    expect(made.status, made.text).toBe(201)
+    const again = await t.sk.post('/v2/customers/', body, key)
+    expect(again.body.id).toBe(made.body.id)
+    const listed = (await t.sk.get('/v2/customers/')).body.data
+    expect(listed.map((c: { id: string }) => c.id)).toEqual([made.body.id])
+  })
+})
+
+/** A TCP relay to the test database that can be cut and put back, as a network or a server would go. */
+async function relayTo(databaseUrl: string) {
+  const target = new URL(databaseUrl)
+  const socketDir = target.searchParams.get('host')
+  const port = Number(target.port || 5432)
+  const upstream = () =>
+    socketDir ? net.connect({ path: `${socketDir}/.s.PGSQL.${port}` }) : net.connect({ host: target.hostname, port })
+  const sockets = new Set<net.Socket>()
+  let server: net.Server | undefined
+  const listen = (at: number) =>
+    new Promise<number>((resolve) => {
+      const listening = net.createServer((down) => {
+        const up = upstream()
+        for (const s of [down, up]) {
+          sockets.add(s)
+          s.on('error', () => {})
+          s.on('close', () => {
+            sockets.delete(s)
+            down.destroy()
+            up.destroy()
+          })
+        }
+        down.pipe(up).pipe(down)
+      })
+      server = listening
+      listening.listen(at, '127.0.0.1', () => resolve((listening.address() as net.AddressInfo).port))
+    })
+  const relayPort = await listen(0)
+  const url = new URL(databaseUrl)
+  url.searchParams.delete('host')
+  url.hostname = '127.0.0.1'
+  url.port = String(relayPort)
+  return {
+    url: url.toString(),
+    async cut() {
+      const closed = new Promise((r) => server?.close(r))
+      for (const s of sockets) s.destroy()
+      await closed
+    },
+    restore: () => listen(relayPort),
+  }
+}
+
+describe('a database that goes away and comes back', () => {
+  let store: TestStore
+  let app: App
+  let sk: Client
+  let relay: Awaited<ReturnType<typeof relayTo>>
+  beforeAll(async () => {
+    store = await testStore()
+    relay = await relayTo(store.url)
+    const db = await openPostgres({ url: relay.url, poolSize: 4 })
+    ;({ app } = await buildApp(db, new Vault(randomBytes(32))))
+    sk = client(app, (await app.services.accounts.create('Relayed shop')).sk_test_key)
+  })
+  afterAll(async () => {
+    await app?.close()
+    await store?.close()
+  })
+
+  it('answers 503 while it is gone, then serves the same requests as if nothing happened', async () => {
+    const body = { email: 'back@example.com', description: 'Relayed' }
+    const key = { 'idempotency-key': 'relayed-1' }
+    expect((await sk.get('/v2/customers/')).status).toBe(200)
+
+    await relay.cut()
+    expectUnavailable(await sk.get('/v2/customers/'))
+    expectUnavailable(await sk.post('/v2/customers/', body, key))
+
+    await relay.restore()
+    const made = await sk.post('/v2/customers/', body, key)
+    expect(made.status, made.text).toBe(201)
+    const listed = (await sk.get('/v2/customers/')).body.data
+    expect(listed.map((c: { id: string }) => c.id)).toEqual([made.body.id])
+  })
+})
