@@ -52,7 +52,7 @@ const CONNECTION_FAILED = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIP
  * The database cannot serve for now, though nothing is wrong with the statement: it is out of
  * resources (SQLSTATE class 53: a full disk, out of memory, too many connections), shutting down
  * or starting, or the connection to it could not be made or was lost (class 08, a socket error).
- * The same request may succeed later; nothing it asked was committed unless its answer said so.
+ * The same request may succeed later.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false
