@@ -104,10 +104,16 @@ export function registerIdempotency(
     // a 422 is a request refused before it changed anything (as schema violations are, before
     // this hook claims the key), so it does not use the key up; after a fault of the service's own
     // (5xx) only the same request may take the key again, to finish what its first attempt began
-    if (reply.statusCode === 422) await forgetKey(deps.db, claim.scope, claim.key)
-    else if (reply.statusCode >= 500) await releaseKey(deps.db, claim.scope, claim.key)
-    // an answer may hold a secret (a rolled webhook secret) or a payer's details: it is kept sealed
-    else await completeKey(deps.db, claim.scope, claim.key, reply.statusCode, deps.vault.encrypt(String(payload)))
+    try {
+      if (reply.statusCode === 422) await forgetKey(deps.db, claim.scope, claim.key)
+      else if (reply.statusCode >= 500) await releaseKey(deps.db, claim.scope, claim.key)
+      // an answer may hold a secret (a rolled webhook secret) or a payer's details: it is kept sealed
+      else await completeKey(deps.db, claim.scope, claim.key, reply.statusCode, deps.vault.encrypt(String(payload)))
+    } catch (err) {
+      // the answer stands: what it says was done is done. The key stays claimed until its lease
+      // runs out (a retry meanwhile is told it is in use), then the same request may take it again.
+      request.log.error({ err }, 'idempotency record not updated')
+    }
     return payload
   })
 }

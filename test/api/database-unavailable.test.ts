@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { Vault } from '../../src/crypto/vault.js'
 import { openPostgres } from '../../src/store/db.js'
-import { buildApp, type Client, client, type Reply, type TestApp, testApp } from '../helpers/app.js'
+import { buildApp, type Client, cardSource, client, type Reply, type TestApp, testApp } from '../helpers/app.js'
 import { type TestStore, testStore } from '../helpers/store.js'
 
 // A database that cannot serve for now (a full disk, a server gone) is a 503 `service_unavailable`
@@ -95,13 +95,15 @@ async function relayTo(databaseUrl: string) {
 describe('a database that goes away and comes back', () => {
   let store: TestStore
   let app: App
+  let logs: string[]
   let sk: Client
   let relay: Awaited<ReturnType<typeof relayTo>>
   beforeAll(async () => {
     store = await testStore()
     relay = await relayTo(store.url)
     const db = await openPostgres({ url: relay.url, poolSize: 4 })
-    ;({ app } = await buildApp(db, new Vault(randomBytes(32))))
+    // a key's claim lasts three seconds, then a retry of the same request may take it again
+    ;({ app, logs } = await buildApp(db, new Vault(randomBytes(32)), {}, { idempotencyLeaseSeconds: 3 }))
     sk = client(app, (await app.services.accounts.create('Relayed shop')).sk_test_key)
   })
   afterAll(async () => {
@@ -123,5 +125,33 @@ describe('a database that goes away and comes back', () => {
     expect(made.status, made.text).toBe(201)
     const listed = (await sk.get('/v2/customers/')).body.data
     expect(listed.map((c: { id: string }) => c.id)).toEqual([made.body.id])
+  })
+
+  it('answers 503 to a charge it went away under, and the same request later finishes that charge', async () => {
+    const source = (await sk.post('/v2/sources/', cardSource())).body
+    const body = { amount: 1500, currency: 'usd', source: source.id }
+    const key = { 'idempotency-key': 'relayed-charge-1' }
+    // recorded, then the processor takes a second, and the database goes while it does
+    const first = sk.post('/v2/charges/', body, { ...key, 'jackdaw-test-fault': 'processor_latency=1000' })
+    await new Promise((r) => setTimeout(r, 400))
+    await relay.cut()
+    const refused = await first
+    expectUnavailable(refused)
+    expect(refused.text).not.toMatch(/127\.0\.0\.1|ECONN|statusCode/)
+    // the key could not be released while the database was gone
+    expect(logs.join('')).toContain('idempotency record not updated')
+
+    await relay.restore()
+    const early = await sk.post('/v2/charges/', body, key)
+    expect(early.status, early.text).toBe(409)
+    expect(early.body.error.code).toBe('idempotency_key_in_use')
+
+    // once the claim's lease has run out
+    await new Promise((r) => setTimeout(r, 2500))
+    const finished = await sk.post('/v2/charges/', body, key)
+    expect(finished.status, finished.text).toBe(201)
+    expect(finished.body).toMatchObject({ status: 'succeeded', amount: 1500, source: { id: source.id } })
+    const charges = (await sk.get('/v2/charges/')).body.data
+    expect(charges.map((c: { id: string }) => c.id)).toEqual([finished.body.id])
   })
 })
