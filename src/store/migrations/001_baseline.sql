@@ -16,8 +16,21 @@ CREATE TABLE accounts (
   -- AES-256-GCM ciphertexts: the secrets must be read back to sign notify calls
   webhook_secret_test_enc text NOT NULL,
   webhook_secret_live_enc text NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT now()
+  created_at timestamptz NOT NULL DEFAULT now(),
+  -- how far the account's test-mode time runs ahead of the real time; it only moves forward
+  -- (POST /v2/test/clock/advance)
+  test_clock_offset_seconds bigint NOT NULL DEFAULT 0 CHECK (test_clock_offset_seconds >= 0),
+  -- a deterministic account's test clock does not run: it starts here and moves only when advanced
+  test_clock_start timestamptz,
+  -- a deterministic account's test-mode ids are made from its seed and a counter of ids made so
+  -- far, kept here so that every process counts on from the same place
+  id_seed text,
+  id_counter bigint NOT NULL DEFAULT 0
 );
+-- the accounts whose test-mode time is not the real time, which sweeps look at besides
+CREATE INDEX accounts_clock_apart ON accounts (id) WHERE test_clock_offset_seconds > 0 OR test_clock_start IS NOT NULL;
+-- ids are unique across accounts, and one seed makes the same ids in every account
+CREATE UNIQUE INDEX accounts_id_seed ON accounts (id_seed) WHERE id_seed IS NOT NULL;
 
 -- Every key, secret or public, is found by the SHA-256 of its full text; no secret key is kept.
 CREATE TABLE api_keys (
@@ -129,7 +142,9 @@ CREATE TABLE charges (
   -- when a reversal of an authorization never answered was last asked for; NULL when none is owed
   reversal_asked_at timestamptz,
   created_at timestamptz NOT NULL DEFAULT now(),
-  updated_at timestamptz NOT NULL DEFAULT now()
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  -- where the payer returns after a payer step on a source that has no redirect of its own
+  redirect_url text CHECK (char_length(redirect_url) <= 2048)
 );
 CREATE INDEX charges_list ON charges (account_id, livemode, id);
 CREATE INDEX charges_source ON charges (source_id);
@@ -212,3 +227,171 @@ CREATE TABLE delivery_attempts (
   succeeded boolean NOT NULL,
   PRIMARY KEY (delivery_id, number)
 );
+
+-- The account's time: what "now" means for an account's objects. Live mode runs on the real time;
+-- test mode on the account's test clock. Every statement that reads or stamps the time of an
+-- account's objects uses account_now. It is PL/pgSQL, which plans its lookup once per connection
+-- and keeps the plan: a SQL function with a subquery is not inlined, and PostgreSQL before 18
+-- plans its body again in every statement that calls it, every stamping trigger's included.
+CREATE FUNCTION account_now(account text, live boolean) RETURNS timestamptz
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  t timestamptz;
+BEGIN
+  IF live THEN RETURN now(); END IF;
+  SELECT coalesce(a.test_clock_start, now()) + a.test_clock_offset_seconds * interval '1 second' INTO t
+  FROM accounts a WHERE a.id = account;
+  RETURN t;
+END $$;
+
+-- Counts advances of any account's clock: a process polls it to sweep at once after an advance
+-- another process took.
+CREATE SEQUENCE test_clock_advances;
+
+-- Test-mode rows are stamped on the account's time. The statements write now() (or leave the
+-- column to its default); a time the service worked out itself is already the account's and is
+-- kept. An update never moves updated_at back. A row of no account is left to its foreign key.
+CREATE FUNCTION stamp_test_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  t timestamptz;
+BEGIN
+  IF NEW.created_at = now() OR NEW.updated_at = now() THEN
+    t := coalesce(account_now(NEW.account_id, false), now());
+    IF NEW.created_at = now() THEN NEW.created_at := t; END IF;
+    IF NEW.updated_at = now() THEN NEW.updated_at := t; END IF;
+  END IF;
+  RETURN NEW;
+END $$;
+
+CREATE FUNCTION stamp_test_created() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.created_at = now() THEN NEW.created_at := coalesce(account_now(NEW.account_id, false), now()); END IF;
+  RETURN NEW;
+END $$;
+
+CREATE FUNCTION stamp_test_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.updated_at = now() AND NEW.updated_at IS DISTINCT FROM OLD.updated_at THEN
+    NEW.updated_at := GREATEST(OLD.updated_at, coalesce(account_now(NEW.account_id, false), now()));
+  END IF;
+  RETURN NEW;
+END $$;
+
+-- a refund is its charge's account's, in its charge's mode
+CREATE FUNCTION stamp_refund() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  t timestamptz;
+BEGIN
+  IF NEW.updated_at <> now() AND (TG_OP = 'UPDATE' OR NEW.created_at <> now()) THEN RETURN NEW; END IF;
+  -- (no such charge: the foreign key refuses the row)
+  SELECT coalesce(account_now(c.account_id, c.livemode), now()) INTO t FROM charges c WHERE c.id = NEW.charge_id;
+  t := coalesce(t, now());
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.created_at = now() THEN NEW.created_at := t; END IF;
+    IF NEW.updated_at = now() THEN NEW.updated_at := t; END IF;
+  ELSIF NEW.updated_at IS DISTINCT FROM OLD.updated_at THEN
+    NEW.updated_at := GREATEST(OLD.updated_at, t);
+  END IF;
+  RETURN NEW;
+END $$;
+
+CREATE TRIGGER customers_test_insert BEFORE INSERT ON customers
+  FOR EACH ROW WHEN (NOT NEW.livemode) EXECUTE FUNCTION stamp_test_insert();
+CREATE TRIGGER customers_test_update BEFORE UPDATE ON customers
+  FOR EACH ROW WHEN (NOT NEW.livemode) EXECUTE FUNCTION stamp_test_update();
+CREATE TRIGGER sources_test_insert BEFORE INSERT ON sources
+  FOR EACH ROW WHEN (NOT NEW.livemode) EXECUTE FUNCTION stamp_test_insert();
+CREATE TRIGGER sources_test_update BEFORE UPDATE ON sources
+  FOR EACH ROW WHEN (NOT NEW.livemode) EXECUTE FUNCTION stamp_test_update();
+CREATE TRIGGER charges_test_insert BEFORE INSERT ON charges
+  FOR EACH ROW WHEN (NOT NEW.livemode) EXECUTE FUNCTION stamp_test_insert();
+CREATE TRIGGER charges_test_update BEFORE UPDATE ON charges
+  FOR EACH ROW WHEN (NOT NEW.livemode) EXECUTE FUNCTION stamp_test_update();
+CREATE TRIGGER deliveries_test_insert BEFORE INSERT ON deliveries
+  FOR EACH ROW WHEN (NOT NEW.livemode) EXECUTE FUNCTION stamp_test_insert();
+CREATE TRIGGER deliveries_test_update BEFORE UPDATE ON deliveries
+  FOR EACH ROW WHEN (NOT NEW.livemode) EXECUTE FUNCTION stamp_test_update();
+CREATE TRIGGER events_test_insert BEFORE INSERT ON events
+  FOR EACH ROW WHEN (NOT NEW.livemode) EXECUTE FUNCTION stamp_test_created();
+CREATE TRIGGER idempotency_keys_test_insert BEFORE INSERT ON idempotency_keys
+  FOR EACH ROW WHEN (NOT NEW.livemode) EXECUTE FUNCTION stamp_test_created();
+CREATE TRIGGER refunds_stamp BEFORE INSERT OR UPDATE ON refunds
+  FOR EACH ROW EXECUTE FUNCTION stamp_refund();
+
+-- The test-mode sources that still hold card data to erase, by account and age: the sweep erases
+-- those of accounts whose test clock runs ahead of the real time by their account's time.
+CREATE INDEX sources_test_card_data ON sources (account_id, created_at)
+  WHERE NOT livemode AND (card_cvc_enc IS NOT NULL OR (card_number_enc IS NOT NULL AND NOT used AND customer_id IS NULL));
+
+-- Each account's test-mode fault rules (PUT /v2/test/faults), read by every process of a
+-- deployment: operations that fail at a rate, and notify calls that arrive late, twice or out of
+-- order. Live mode has none.
+CREATE TABLE test_faults (
+  account_id text PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+  rules jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(rules) = 'array'),
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- The notify rules act where a test-mode notify call is queued, whichever statement queues it, so
+-- that the worker sends the calls as it sends any other: `delay` makes a call due later,
+-- `duplicate` queues a second call of the same event (below), and `reorder` gives the calls queued while
+-- one is held due times in the reverse of their order, so the last queued is sent first.
+CREATE FUNCTION test_fault_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  rule jsonb;
+  hold interval;
+  anchor timestamptz;
+BEGIN
+  -- the second call of a duplicate is queued by this function: it is left as it is
+  IF NEW.livemode OR pg_trigger_depth() > 1 THEN
+    RETURN NEW;
+  END IF;
+  FOR rule IN
+    SELECT r FROM test_faults f, jsonb_array_elements(f.rules) r
+    WHERE f.account_id = NEW.account_id AND r ? 'notify'
+  LOOP
+    IF random() >= coalesce((rule ->> 'rate')::double precision, 1) THEN
+      CONTINUE;
+    END IF;
+    IF rule ->> 'notify' = 'delay' THEN
+      NEW.next_attempt_at := NEW.next_attempt_at + make_interval(secs => (rule ->> 'seconds')::double precision);
+    ELSIF rule ->> 'notify' = 'reorder' THEN
+      hold := make_interval(secs => coalesce((rule ->> 'seconds')::double precision, 2));
+      -- the first call of the account's still held ones queued within the hold opens the window
+      SELECT min(created_at) INTO anchor FROM deliveries
+      WHERE account_id = NEW.account_id AND NOT livemode AND status = 'pending' AND attempt_count = 0
+        AND created_at > now() - hold AND next_attempt_at > now();
+      anchor := coalesce(anchor, now());
+      -- due after the window, later the earlier it was queued
+      NEW.next_attempt_at := anchor + 2 * hold - (now() - anchor);
+    END IF;
+  END LOOP;
+  RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER deliveries_test_faults BEFORE INSERT ON deliveries
+  FOR EACH ROW EXECUTE FUNCTION test_fault_notify();
+
+-- After the statement that queued the call, whose event is then in place, with the due time the
+-- other rules gave it.
+CREATE FUNCTION test_fault_notify_duplicate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.livemode OR pg_trigger_depth() > 1 THEN
+    RETURN NULL;
+  END IF;
+  IF EXISTS (
+    SELECT 1 FROM test_faults f, jsonb_array_elements(f.rules) r
+    WHERE f.account_id = NEW.account_id AND r ->> 'notify' = 'duplicate'
+      AND random() < coalesce((r ->> 'rate')::double precision, 1)
+  ) THEN
+    INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
+    VALUES ('dlv_' || substr(NEW.id, 5, 12) || substr(md5(random()::text), 1, 20), NEW.account_id,
+      NEW.livemode, NEW.event_id, NEW.event_type, NEW.url, NEW.payload, NEW.status, NEW.next_attempt_at);
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER deliveries_test_faults_duplicate AFTER INSERT ON deliveries
+  FOR EACH ROW EXECUTE FUNCTION test_fault_notify_duplicate();
