@@ -6,6 +6,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS } from './config.js'
 import { randomHex } from './crypto/random.js'
 import type { Vault } from './crypto/vault.js'
 import { AppError } from './errors.js'
+import { ROUTER_OPTIONS } from './http/allowed-methods.js'
 import { authHook } from './http/auth.js'
 import { type AuthFailureSettings, authFailureCounter } from './http/auth-failures.js'
 import { answerClientError, answerFrameworkError, registerErrorHandlers } from './http/error-handlers.js'
@@ -102,7 +103,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
       headersTimeout: Math.min(60_000, requestTimeoutMs),
     },
-    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 300 },
+    routerOptions: ROUTER_OPTIONS,
     // answered by the hook below instead, in the one envelope and with a Request-Id
     return503OnClosing: false,
     // refusals raised before any hook runs, answered in the one envelope all the same

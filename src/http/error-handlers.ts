@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, Fasti
 import { randomHex } from '../crypto/random.js'
 import { AppError, withViolations } from '../errors.js'
 import { isDatabaseUnavailable } from '../store/db.js'
+import { trackAllowedMethods } from './allowed-methods.js'
 import { setResponseHeaders } from './headers.js'
 import { validationError } from './validation.js'
 
@@ -72,8 +73,12 @@ export const answerFrameworkError: NonNullable<FastifyServerOptions['frameworkEr
   raw.header('Request-Id', request.id).code(mapped.status).type('application/json').send(mapped.toBody())
 }
 
-/** The error handler of every route, and the answer to a request no route matches. */
+/**
+ * The error handler of every route, and the answer to a request no route matches. Register before
+ * the routes.
+ */
 export function registerErrorHandlers(app: FastifyInstance): void {
+  const allowedMethods = trackAllowedMethods(app)
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
     let appErr: AppError
     if (err instanceof AppError) appErr = err
@@ -106,7 +111,19 @@ export function registerErrorHandlers(app: FastifyInstance): void {
   })
 
   app.setNotFoundHandler((request, reply) => {
-    const err = new AppError('route_missing', `No route ${request.method} ${request.url.split('?')[0]}`)
+    const path = request.url.split('?')[0] ?? '/'
+    const allowed = allowedMethods(path)
+    const err =
+      allowed.length > 0
+        ? new AppError(
+            'method_not_allowed',
+            `${request.method} is not allowed on ${path}; it takes ${allowed.join(', ')}`,
+            {
+              headers: { Allow: allowed.join(', ') },
+            },
+          )
+        : new AppError('route_missing', `No route ${request.method} ${path}`)
+    if (err.headers) reply.headers(err.headers)
     reply.code(err.status).send(err.toBody())
   })
 }

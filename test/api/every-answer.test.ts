@@ -35,11 +35,28 @@ describe('every answer', () => {
     for (const res of [
       await t.sk.get('/v2/nothing'),
       await t.anon.get('/nothing'),
-      await t.sk.put('/v2/sources/', {}),
-      await t.sk.delete('/v2/me'),
+      await t.sk.get('/v2/customers/cus_1/nothing'),
+      await t.sk.post('/v2/charges/ch_1/settle', {}),
     ]) {
       expectError(res, 404, 'route_missing')
       expect(res.body.error.type).toBe('not_found_error')
+      expect(res.headers.allow).toBeUndefined()
+    }
+  })
+
+  it('a route asked with a method it does not take is 405 method_not_allowed, with the methods it takes', async () => {
+    const cases: [Reply, string][] = [
+      [await t.sk.put('/v2/sources/', {}), 'POST'],
+      [await t.sk.delete('/v2/me'), 'GET, HEAD'],
+      [await t.sk.post('/v2/customers/cus_1', {}), 'GET, HEAD, PUT, DELETE'],
+      [await t.sk.put('/v2/customers/cus_1/sources/', {}), 'POST'],
+      [await t.sk.get('/v2/charges/ch_1/capture'), 'POST'],
+      [await t.anon.delete('/v2//charges'), 'GET, HEAD, POST'],
+    ]
+    for (const [res, allow] of cases) {
+      expectError(res, 405, 'method_not_allowed')
+      expect(res.body.error.type).toBe('invalid_request_error')
+      expect(new Set(String(res.headers.allow).split(', '))).toEqual(new Set(allow.split(', ')))
     }
   })
 
