@@ -4,9 +4,11 @@ export interface SharedOptions<I> {
   /** the most calls one statement serves */
   maxSize?: number
   /**
-   * Calls with one key never share a statement: one statement writing one row for two of them
-   * would apply one and answer both. The later waits for the next statement, in the order the
-   * calls came.
+   * The row a call writes. Calls with one key never share a statement: one statement writing one
+   * row for two of them would apply one and answer both; the later waits for the next statement,
+   * in the order the calls came. A statement's calls go in the order of their keys, so that two
+   * processes' statements over the same rows lock them in one order and wait for each other
+   * rather than deadlock.
    */
   key?: (item: I) => string
 }
@@ -85,7 +87,7 @@ function queueOn<I, O>(
       keys.add(k)
       calls.push(...waiting.splice(i, 1))
     }
-    return calls
+    return calls.sort((a, b) => (key(a.item) < key(b.item) ? -1 : 1))
   }
 
   function next() {
