@@ -34,6 +34,13 @@ export function timestampPlus(timestamp: string, ms: number): string {
 export const MAX_CLOCK_ADVANCE_SECONDS = 31_536_000
 
 /**
+ * The furthest a test clock runs ahead of the real time, in all: a hundred years of advances.
+ * Times stay within the four-digit years that the API's timestamps have. The database holds the
+ * same bound (001_baseline.sql).
+ */
+export const MAX_CLOCK_OFFSET_SECONDS = 100 * MAX_CLOCK_ADVANCE_SECONDS
+
+/**
  * Where a deterministic account's test clock starts: a fixed instant, so that its times are the
  * same on every run; the clock then moves only when advanced.
  */

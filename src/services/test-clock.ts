@@ -1,3 +1,4 @@
+import { MAX_CLOCK_OFFSET_SECONDS } from '../domain/time.js'
 import { AppError } from '../errors.js'
 import type { Db } from '../store/db.js'
 import type { Scope } from '../store/scope.js'
@@ -35,7 +36,15 @@ export function testClockService(deps: { db: Db; onAdvanced?: (() => void) | und
     },
     async advance(scope: Scope, seconds: number): Promise<TestClock> {
       testModeOnly(scope, 'POST /v2/test/clock/advance')
-      const clock = clockOf(await advanceTestClock(db, scope.accountId, seconds))
+      const reading = await advanceTestClock(db, scope.accountId, seconds, MAX_CLOCK_OFFSET_SECONDS)
+      const clock = clockOf(reading)
+      if (reading?.moved === false) {
+        throw new AppError(
+          'parameter_invalid',
+          `The test clock runs at most ${MAX_CLOCK_OFFSET_SECONDS} seconds (100 years) ahead; it is ${clock.offset_seconds} seconds ahead now`,
+          { param: 'seconds' },
+        )
+      }
       deps.onAdvanced?.()
       return clock
     },

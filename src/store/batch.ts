@@ -1,4 +1,4 @@
-import type { Db, Queryable } from './db.js'
+import { type Db, isStatementRefused, type Queryable } from './db.js'
 
 export interface SharedOptions<I> {
   /** the most calls one statement serves */
@@ -29,8 +29,10 @@ interface Waiting<I, O> {
  * calls made while one is wait, and go together as the next as soon as it returns. Under no load
  * nothing waits; under load a round trip, a plan's execution and a commit serve many requests
  * instead of one. In a transaction (a Queryable that is not a pool) the call runs alone on it.
- * When a statement of several calls fails, each is run again alone: the statement wrote nothing,
- * and one bad call must not fail the others.
+ * When PostgreSQL refuses a statement of several calls, each is run again alone: the statement
+ * wrote nothing, and one bad call must not fail the others. Any other failure (the connection
+ * lost, an answer that could not be read) fails every call of the statement, which may have
+ * committed: running a call again could find its own writes and answer wrongly.
  */
 export function sharedStatement<I, O>(
   run: (db: Queryable, items: I[]) => Promise<O[]>,
@@ -68,8 +70,8 @@ function queueOn<I, O>(
         for (let i = 0; i < calls.length; i++) calls[i]?.resolve(out[i] as O)
       },
       (err: unknown) => {
-        if (calls.length === 1) calls[0]?.reject(err)
-        else return Promise.all(calls.map((c) => settle([c])))
+        if (calls.length > 1 && isStatementRefused(err)) return Promise.all(calls.map((c) => settle([c])))
+        for (const c of calls) c.reject(err)
       },
     )
 

@@ -31,16 +31,27 @@ const TIMESTAMPTZ = 1184
 /**
  * PostgreSQL prints a timestamptz in UTC as `2026-11-21 10:15:30.1234+00`, and in JSON as
  * `2026-11-21T10:15:30.1234+00:00`; the API shows `2026-11-21T10:15:30.123400Z`, keeping the
- * microseconds a JavaScript Date would drop.
+ * microseconds a JavaScript Date would drop. Rows are parsed after their statement has committed,
+ * so this never throws: a time it cannot read (none the service writes) is shown as PostgreSQL
+ * printed it.
  */
 export function formatTimestamp(text: string): string {
   // most times have six digits of fraction: the API's form is then a matter of slicing
   if (text.length === 32 && text[10] === 'T' && text.endsWith('+00:00')) return `${text.slice(0, 26)}Z`
   if (text.length === 29 && text[10] === ' ' && text.endsWith('+00'))
     return `${text.slice(0, 10)}T${text.slice(11, 26)}Z`
-  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00(?::00)?$/.exec(text)
-  if (!m) return new Date(text).toISOString()
+  const m = /^(\d{4,}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00(?::00)?$/.exec(text)
+  if (!m) return text
   return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0')}Z`
+}
+
+/**
+ * PostgreSQL refused the statement itself (a constraint, a lock it would deadlock on, a bad
+ * value): the statement wrote nothing. Not so for an error of the connection, which may have been
+ * lost after the statement committed, or one raised in this process while reading the answer.
+ */
+export function isStatementRefused(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && !isDatabaseUnavailable(err)
 }
 
 // SQLSTATEs of a server that is shutting down, crashed or still starting (57P01, 57P02, 57P03)

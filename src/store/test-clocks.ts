@@ -22,28 +22,35 @@ export async function testClock(db: Queryable, accountId: string): Promise<Clock
 
 /**
  * Moves an account's test clock forward by `seconds` in one statement, so that advances at once
- * all count. The account's notify calls waiting for a retry come due that much sooner: their due
- * times stay on the real time, which the delivery worker compares them with. The count of advances
- * moves on, for sweeps in other processes to see.
+ * all count, unless that would take it more than `maxOffset` seconds ahead: then it stays, and the
+ * answer says so with how far it runs ahead now. The account's notify calls waiting for a retry
+ * come due that much sooner: their due times stay on the real time, which the delivery worker
+ * compares them with. The count of advances moves on, for sweeps in other processes to see.
+ * Undefined when no such account.
  */
 export async function advanceTestClock(
   db: Queryable,
   accountId: string,
   seconds: number,
-): Promise<ClockReading | undefined> {
-  const res = await db.query<{ offset: string; now: string }>(
+  maxOffset: number,
+): Promise<(ClockReading & { moved: boolean }) | undefined> {
+  const res = await db.query<{ offset: string; now: string; moved: boolean }>(
     `WITH moved AS (
-       UPDATE accounts SET test_clock_offset_seconds = test_clock_offset_seconds + $2 WHERE id = $1
+       UPDATE accounts SET test_clock_offset_seconds = test_clock_offset_seconds + $2
+       WHERE id = $1 AND test_clock_offset_seconds + $2 <= $3
        RETURNING test_clock_offset_seconds, coalesce(test_clock_start, now()) + test_clock_offset_seconds * interval '1 second' AS now
      ), due AS (
        UPDATE deliveries SET next_attempt_at = next_attempt_at - $2 * interval '1 second'
        WHERE account_id = $1 AND NOT livemode AND status = 'pending' AND lease_token IS NULL AND EXISTS (SELECT FROM moved)
      )
-     SELECT test_clock_offset_seconds AS offset, now, nextval('test_clock_advances') FROM moved`,
-    [accountId, seconds],
+     SELECT test_clock_offset_seconds AS offset, now, nextval('test_clock_advances') IS NOT NULL AS moved FROM moved
+     UNION ALL
+     SELECT test_clock_offset_seconds, account_now(id, false), false FROM accounts
+     WHERE id = $1 AND NOT EXISTS (SELECT FROM moved)`,
+    [accountId, seconds, maxOffset],
   )
   const row = res.rows[0]
-  return row === undefined ? undefined : { offset: Number(row.offset), now: row.now }
+  return row === undefined ? undefined : { offset: Number(row.offset), now: row.now, moved: row.moved }
 }
 
 /** How many advances any account's clock has had: a change tells a sweep to run at once. */

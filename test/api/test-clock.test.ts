@@ -59,6 +59,34 @@ describe('the test clock', () => {
     expect((await t.sk.get('/v2/test/clock')).body.offset_seconds).toBe(before + 31_536_000)
   })
 
+  it('runs at most a hundred years ahead: an advance past that is refused and moves nothing', async () => {
+    const shop = client(t.app, (await t.app.services.accounts.create('Far ahead')).sk_test_key)
+    // 101 advances of a year at once: a hundred move the clock, one is refused
+    const advances = await Promise.all(
+      Array.from({ length: 101 }, () => shop.post('/v2/test/clock/advance', { seconds: 31_536_000 })),
+    )
+    expect(advances.filter((r) => r.status === 200)).toHaveLength(100)
+    const refused = advances.filter((r) => r.status !== 200)
+    expect(refused).toHaveLength(1)
+    expect(refused[0]?.status).toBe(422)
+    expect(refused[0]?.body.error).toMatchObject({ code: 'parameter_invalid', param: 'seconds' })
+    expect(refused[0]?.body.error.message).toContain('at most 3153600000 seconds (100 years) ahead')
+    const refusedAgain = await shop.post('/v2/test/clock/advance', { seconds: 1 })
+    expect(refusedAgain.status).toBe(422)
+    expect(refusedAgain.body.error.message).toContain('it is 3153600000 seconds ahead now')
+    const clock = (await shop.get('/v2/test/clock')).body
+    expect(clock.offset_seconds).toBe(3_153_600_000)
+    expect(seconds(clock.now) - Date.now() / 1000).toBeGreaterThan(3_153_600_000 - 60)
+    // everything still works at that time, with four-digit years
+    const src = await shop.post('/v2/sources/', cardSource())
+    const charge = await shop.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id })
+    expect(charge.status).toBe(201)
+    expect(charge.body.status).toBe('succeeded')
+    expect(charge.body.created_at).toMatch(/^21\d{2}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/)
+    const list = await shop.get('/v2/charges/')
+    expect(list.body.data.map((c: Json) => c.id)).toEqual([charge.body.id])
+  })
+
   it('does not exist for live keys, and needs a secret key', async () => {
     const before = (await t.sk.get('/v2/test/clock')).body.offset_seconds
     for (const res of [

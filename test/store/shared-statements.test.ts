@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { Vault } from '../../src/crypto/vault.js'
+import { sharedStatement } from '../../src/store/batch.js'
 import { buildApp, type Client, cardSource, client, type Json, recordingDb } from '../helpers/app.js'
 import { type TestStore, testStore } from '../helpers/store.js'
 
@@ -125,5 +126,54 @@ describe('requests that share a statement', () => {
     const made = await sk.post('/v2/charges/', { amount: 777, currency: 'usd', source: src.body.id })
     const [next] = await all(3, () => sk.get('/v2/charges/?limit=3'))
     expect(next?.body.data[0].id).toBe(made.body.id)
+  })
+
+  describe('a statement that fails', () => {
+    /** a statement that writes its calls' ids, and fails as `fail` says once it has */
+    const probe = (fail: (ids: string[]) => Error | undefined, sizes: number[]) =>
+      sharedStatement(async (db, ids: string[]) => {
+        sizes.push(ids.length)
+        await db.query('INSERT INTO batch_probe (id) SELECT unnest($1::text[])', [ids])
+        const err = fail(ids)
+        if (err) throw err
+        return ids
+      })
+    const rows = async () =>
+      (await store.db.query<{ id: string }>('SELECT id FROM batch_probe ORDER BY id')).rows.map((r) => r.id)
+    /** a call that runs alone, then `ids` at once while it does: they share the next statement */
+    const together = async (call: (id: string) => Promise<string>, ids: string[]) => {
+      const first = call('first')
+      const rest = ids.map((id) =>
+        call(id).then(
+          (v) => ({ v }),
+          (e: unknown) => ({ e }),
+        ),
+      )
+      await first.catch(() => undefined)
+      return Promise.all(rest)
+    }
+
+    it('is run again call by call when PostgreSQL refused it: only the bad call fails', async () => {
+      await store.db.exec('DROP TABLE IF EXISTS batch_probe; CREATE TABLE batch_probe (id text PRIMARY KEY)')
+      await store.db.query("INSERT INTO batch_probe VALUES ('taken')")
+      const sizes: number[] = []
+      const call = probe(() => undefined, sizes)
+      const out = await together((id) => call(store.db, id), ['a', 'taken', 'b', 'c'])
+      expect(sizes.slice(0, 2)).toEqual([1, 4])
+      expect(out.map((o) => ('v' in o ? o.v : (o.e as { code?: string }).code))).toEqual(['a', '23505', 'b', 'c'])
+      expect(await rows()).toEqual(['a', 'b', 'c', 'first', 'taken'])
+    })
+
+    it('fails every call, and runs none again, when its answer could not be read after it ran', async () => {
+      await store.db.exec('DROP TABLE IF EXISTS batch_probe; CREATE TABLE batch_probe (id text PRIMARY KEY)')
+      const sizes: number[] = []
+      const unreadable = new TypeError('an answer that cannot be read')
+      const call = probe((ids) => (ids.includes('poison') ? unreadable : undefined), sizes)
+      const out = await together((id) => call(store.db, id), ['a', 'poison', 'b'])
+      expect(sizes).toEqual([1, 3])
+      expect(out.map((o) => ('e' in o ? o.e : o.v))).toEqual([unreadable, unreadable, unreadable])
+      // written once each: a call run again would have found its own row
+      expect(await rows()).toEqual(['a', 'b', 'first', 'poison'])
+    })
   })
 })

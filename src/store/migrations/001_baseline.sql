@@ -18,8 +18,9 @@ CREATE TABLE accounts (
   webhook_secret_live_enc text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now(),
   -- how far the account's test-mode time runs ahead of the real time; it only moves forward
-  -- (POST /v2/test/clock/advance)
-  test_clock_offset_seconds bigint NOT NULL DEFAULT 0 CHECK (test_clock_offset_seconds >= 0),
+  -- (POST /v2/test/clock/advance), a hundred years (of 365 days) at most
+  test_clock_offset_seconds bigint NOT NULL DEFAULT 0
+    CHECK (test_clock_offset_seconds >= 0 AND test_clock_offset_seconds <= 3153600000),
   -- a deterministic account's test clock does not run: it starts here and moves only when advanced
   test_clock_start timestamptz,
   -- a deterministic account's test-mode ids are made from its seed and a counter of ids made so
