@@ -66,7 +66,10 @@ export function isAwaitingPayer(c: ChargeState): boolean {
   return c.status === 'pending' && !c.processing
 }
 
-/** Status of a captured charge once its live refunds total `refunded`. */
-export function statusAfterRefunds(c: Pick<ChargeState, 'amount'>, refunded: number): ChargeStatus {
-  return refunded >= c.amount ? 'refunded' : 'succeeded'
+/**
+ * Status of a captured charge whose refunds the processor has confirmed total `confirmed`: a
+ * refund still pending may yet fail, so it refunds nothing yet.
+ */
+export function statusAfterRefunds(c: Pick<ChargeState, 'amount'>, confirmed: number): ChargeStatus {
+  return confirmed >= c.amount ? 'refunded' : 'succeeded'
 }

@@ -55,13 +55,24 @@ export async function getRefundByKey(db: Queryable, chargeId: string, key: strin
   return res.rows[0]
 }
 
-/** Settles a pending refund; false if it was settled already (by a recovery sweep, say). */
-export async function setRefundStatus(db: Queryable, id: string, status: RefundRow['status']): Promise<boolean> {
-  const res = await db.query(
-    "UPDATE refunds SET status = $2, updated_at = now() WHERE id = $1 AND status = 'pending' RETURNING id",
+/**
+ * Settles a pending refund. Answers what its charge's succeeded refunds then add up to, this one
+ * included; undefined if it was settled already (by a recovery sweep, say).
+ */
+export async function setRefundStatus(
+  db: Queryable,
+  id: string,
+  status: RefundRow['status'],
+): Promise<{ confirmed: number } | undefined> {
+  const res = await db.query<{ confirmed: string }>(
+    `UPDATE refunds r SET status = $2, updated_at = now() WHERE r.id = $1 AND r.status = 'pending'
+     RETURNING (SELECT coalesce(sum(o.amount), 0) FROM refunds o
+       WHERE o.charge_id = r.charge_id AND o.status = 'succeeded' AND o.id <> r.id)
+       + CASE WHEN r.status = 'succeeded' THEN r.amount ELSE 0 END AS confirmed`,
     [id, status],
   )
-  return res.rows.length > 0
+  const row = res.rows[0]
+  return row === undefined ? undefined : { confirmed: Number(row.confirmed) }
 }
 
 /** Claims refunds pending longer than `graceMs`, one sweeper each. */

@@ -60,12 +60,37 @@ describe('refunds when the processor misbehaves', () => {
     processor.mode = 'succeed'
   })
 
-  it('when the last of concurrent refunds fails, a refunded charge goes back to succeeded', async () => {
+  it('a refund that fails after another succeeded leaves the charge succeeded, with that amount refunded', async () => {
     const c = await authorized(true)
     processor.mode = 'succeed'
     await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 600 })
     processor.mode = 'decline'
     const failed = await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 400 })
     expect(failed.body).toMatchObject({ status: 'succeeded', amount_refunded: 600 })
+  })
+
+  it('is refunded only once the processor has confirmed refunds of the whole amount, not while one is pending', async () => {
+    for (const settles of ['succeed', 'decline'] as const) {
+      const c = await authorized(true)
+      processor.mode = 'timeout'
+      await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 400 })
+      processor.mode = 'succeed'
+      const rest = await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 600 })
+      expect(rest.body).toMatchObject({ status: 'succeeded', amount_refunded: 1000 })
+      expect(rest.body.refunds.map((x: { status: string }) => x.status)).toEqual(['pending', 'succeeded'])
+      processor.mode = settles
+      await t.db.query(
+        "UPDATE refunds SET updated_at = now() - interval '1 hour' WHERE charge_id = $1 AND status = 'pending'",
+        [c.id],
+      )
+      expect(await t.app.services.charges.recoverInterrupted(1000)).toBeGreaterThan(0)
+      const done = (await t.sk.get(`/v2/charges/${c.id}`)).body
+      expect(done, settles).toMatchObject(
+        settles === 'succeed'
+          ? { status: 'refunded', amount_refunded: 1000 }
+          : { status: 'succeeded', amount_refunded: 600 },
+      )
+      processor.mode = 'succeed'
+    }
   })
 })

@@ -69,12 +69,13 @@ export function refunds(ctx: ChargeContext) {
     }
     return db.transaction(async (tx) => {
       const current = (await getCharge(tx, scope, refund.charge_id, true)) as ChargeRow
-      if (!(await setRefundStatus(tx, refund.id, ok ? 'succeeded' : 'failed'))) return loadView(tx, current)
+      const settled = await setRefundStatus(tx, refund.id, ok ? 'succeeded' : 'failed')
+      if (!settled) return loadView(tx, current)
       // a failed refund gives its reservation back
       const refunded = ok ? current.amount_refunded : current.amount_refunded - refund.amount
       const row = await patchCharge(tx, refund.charge_id, {
         amount_refunded: refunded,
-        status: statusAfterRefunds(current, refunded),
+        status: statusAfterRefunds(current, settled.confirmed),
       })
       const view = await loadView(tx, row)
       await events.record(tx, scope, ok ? 'charge.refunded' : 'charge.refund_failed', view)
