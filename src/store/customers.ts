@@ -99,13 +99,16 @@ export async function getCustomer(db: Queryable, scope: Scope, id: string): Prom
   return res.rows[0]
 }
 
-/** Locks the customer row for the rest of the transaction. */
+/**
+ * Locks the customer row for the rest of the transaction against another lock of it (an attach, a
+ * delete), but not against a new charge's reference to it: a charge locks its source first and
+ * then the customer its foreign key names, the reverse of a delete, which would deadlock the two.
+ */
 export async function lockCustomer(db: Queryable, scope: Scope, id: string): Promise<boolean> {
-  const res = await db.query('SELECT 1 FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3 FOR UPDATE', [
-    id,
-    scope.accountId,
-    scope.livemode,
-  ])
+  const res = await db.query(
+    'SELECT 1 FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3 FOR NO KEY UPDATE',
+    [id, scope.accountId, scope.livemode],
+  )
   return res.rows.length > 0
 }
 

@@ -53,6 +53,27 @@ describe('a saved card charged while it is detached', () => {
   })
 })
 
+describe('a saved card charged while its customer is deleted', () => {
+  it('is charged or refused, never a 500, and the customer is gone', async () => {
+    const answers: string[] = []
+    for (let round = 0; round < 8; round++) {
+      const customer = (await t.sk.post('/v2/customers/', { email: `gone${round}@example.com`, description: 'gone' }))
+        .body.id
+      const source = (await t.sk.post('/v2/sources/', cardSource())).body.id
+      expect((await t.sk.post(`/v2/customers/${customer}/sources`, { source })).status).toBe(200)
+      const charge = () => t.sk.post('/v2/charges/', { amount: 500, currency: 'usd', customer, source })
+      const replies = await Promise.all([charge(), charge(), t.sk.delete(`/v2/customers/${customer}`), charge()])
+      expect(replies[2]?.status, JSON.stringify(replies[2]?.body)).toBe(200)
+      for (const r of [replies[0], replies[1], replies[3]] as Json[]) {
+        answers.push(r.status === 201 ? r.body.status : `${r.status} ${r.body.error.code}`)
+      }
+      expect((await t.sk.get(`/v2/customers/${customer}`)).status).toBe(404)
+    }
+    // a charge that came first succeeded; one that came after the delete finds no such customer
+    expect(answers.filter((a) => a !== 'succeeded' && a !== '404 resource_missing')).toEqual([])
+  })
+})
+
 describe('the simulator', () => {
   it('declines a card request that carries no card number', async () => {
     const outcome = await new Simulator().authorize({
