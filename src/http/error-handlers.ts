@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { randomHex } from '../crypto/random.js'
 import { AppError, withViolations } from '../errors.js'
-import { isDatabaseUnavailable } from '../store/db.js'
+import { isDatabaseUnavailable, isTransactionConflict } from '../store/db.js'
 import { trackAllowedMethods } from './allowed-methods.js'
 import { setResponseHeaders } from './headers.js'
 import { validationError } from './validation.js'
@@ -95,6 +95,15 @@ export function registerErrorHandlers(app: FastifyInstance): void {
         appErr = new AppError('service_unavailable', 'The database cannot serve for now; retry the request', {
           headers: { 'Retry-After': '1' },
         })
+      } else if (isTransactionConflict(err)) {
+        request.log.warn({ err }, 'transaction conflict')
+        appErr = new AppError(
+          'service_unavailable',
+          'The request met another at the database and was stopped; retry it',
+          {
+            headers: { 'Retry-After': '1' },
+          },
+        )
       } else {
         request.log.error({ err }, 'unhandled error')
         appErr = new AppError('internal_error', `An internal error occurred; quote request id ${request.id}`)

@@ -45,6 +45,17 @@ export function formatTimestamp(text: string): string {
   return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0')}Z`
 }
 
+// SQLSTATEs of a transaction ended for meeting another: a deadlock, or a serialization failure
+const CONFLICTED = new Set(['40P01', '40001'])
+
+/**
+ * PostgreSQL ended the transaction because it met another one (a deadlock, a serialization
+ * failure): it wrote nothing, and the same request sent again succeeds.
+ */
+export function isTransactionConflict(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && CONFLICTED.has(err.code ?? '')
+}
+
 /**
  * PostgreSQL refused the statement itself (a constraint, a lock it would deadlock on, a bad
  * value): the statement wrote nothing. Not so for an error of the connection, which may have been

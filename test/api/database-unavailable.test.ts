@@ -49,6 +49,32 @@ describe('a full disk', () => {
   })
 })
 
+describe('a transaction the database stopped for meeting another', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await testApp()
+  })
+  afterAll(() => t.close())
+
+  it('answers 503 to retry, wrote nothing, and the same request succeeds after', async () => {
+    // PostgreSQL's own error for a deadlock victim, raised where the insert would write
+    await t.db.exec(`
+      CREATE FUNCTION stopped() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = 'deadlock_detected'; END $$;
+      CREATE TRIGGER stopped BEFORE INSERT ON customers FOR EACH ROW EXECUTE FUNCTION stopped();`)
+    const body = { email: 'met@example.com', description: 'Deadlock' }
+    const key = { 'idempotency-key': 'deadlock-1' }
+    const refused = await t.sk.post('/v2/customers/', body, key)
+    expectUnavailable(refused)
+    expect(refused.text).not.toMatch(/deadlock/)
+    expect(t.logs.join('')).toContain('transaction conflict')
+    await t.db.exec('DROP TRIGGER stopped ON customers')
+    const made = await t.sk.post('/v2/customers/', body, key)
+    expect(made.status, made.text).toBe(201)
+    expect((await t.sk.get('/v2/customers/')).body.data.map((c: { id: string }) => c.id)).toEqual([made.body.id])
+  })
+})
+
 /** A TCP relay to the test database that can be cut and put back, as a network or a server would go. */
 async function relayTo(databaseUrl: string) {
   const target = new URL(databaseUrl)
