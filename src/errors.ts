@@ -102,10 +102,12 @@ export class AppError extends Error {
     super(capped(withoutCardNumbers(message), MAX_MESSAGE_LENGTH))
     this.name = 'AppError'
     this.code = code
-    this.param = extra.param === undefined ? undefined : capped(extra.param, MAX_NAME_LENGTH)
+    // a field's name is the caller's text too, echoed in param, loc and msg
+    const name = (text: string) => capped(withoutCardNumbers(text), MAX_NAME_LENGTH)
+    this.param = extra.param === undefined ? undefined : name(extra.param)
     this.detail = extra.detail?.slice(0, MAX_DETAIL_ENTRIES).map((d) => ({
-      loc: d.loc.map((part) => (typeof part === 'string' ? capped(part, MAX_NAME_LENGTH) : part)),
-      msg: capped(d.msg, MAX_DETAIL_MSG_LENGTH),
+      loc: d.loc.map((part) => (typeof part === 'string' ? name(part) : part)),
+      msg: capped(withoutCardNumbers(d.msg), MAX_DETAIL_MSG_LENGTH),
       type: d.type,
     }))
     this.headers = extra.headers

@@ -163,6 +163,16 @@ describe('card data never leaves or rests in plain text', () => {
     expect(asCustomer.status, asCustomer.text).toBe(404)
     expect((await record(t.sk.get('/v2/charges/4012888888881881'))).status).toBe(404)
     expect((await record(t.sk.get('/v2/customers/4012888888881881'))).status).toBe(404)
+    // a number as a field's name: the refusal names the field without repeating it
+    for (const res of [
+      await record(t.sk.post('/v2/customers/', { email: 'x@example.com', description: 'x', '4012888888881881': 1 })),
+      await record(t.sk.post('/v2/sources/', { type: 'card', card: { ...TEST_CARD, '4012 8888 8888 1881': '1' } })),
+      await record(t.sk.get('/v2/charges/?4012888888881881=1')),
+    ]) {
+      expect(res.status, res.text).toBe(422)
+      expect(res.body.error.code).toBe('parameter_unknown')
+      expect(res.text).toContain('[redacted]')
+    }
   })
 
   it('no response body holds a card number or a security code', () => {
