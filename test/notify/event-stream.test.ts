@@ -129,6 +129,17 @@ describe('the event stream', () => {
     expect(live.messages).toEqual([])
   })
 
+  it('answers HEAD with the headers of a stream, and ends', async () => {
+    const res = await fetch(`${t.url}/v2/events/stream`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${t.account.sk_test_key}` },
+      signal: AbortSignal.timeout(5_000),
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
+    expect(await res.text()).toBe('')
+  })
+
   it('refuses a malformed Last-Event-ID (400) and a request without a key (401) in the error envelope', async () => {
     const bad = await fetch(`${t.url}/v2/events/stream`, {
       headers: { authorization: `Bearer ${t.account.sk_test_key}`, 'last-event-id': 'nope' },

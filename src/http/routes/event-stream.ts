@@ -81,6 +81,11 @@ export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
         connection: 'close',
         'request-id': req.id,
       })
+      // HEAD asks for the headers alone: the stream would never end
+      if (req.method === 'HEAD') {
+        res.end()
+        return
+      }
       res.write('retry: 1000\n\n')
       open.add(res)
 
