@@ -13,6 +13,8 @@ declare module 'fastify' {
     bodyOptional?: boolean
     /** rules of the body its schema cannot state, also named in the answer to a body the schema refuses */
     bodyRules?: (body: unknown) => Violation[]
+    /** the route makes its own outcomes: a Jackdaw-Test-Fault header is refused (http/test-fault-header.ts) */
+    refusesTestFaults?: boolean
   }
   interface FastifyRequest {
     caller: Caller

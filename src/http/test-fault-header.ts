@@ -32,6 +32,15 @@ export function registerFaultDecision(app: FastifyInstance, faults: TestFaultSer
       if (caller.livemode) {
         throw new AppError('test_mode_only', `${FAULT_HEADER} works with test keys only`, { param: FAULT_HEADER })
       }
+      if (request.routeOptions.config.refusesTestFaults) {
+        throw new AppError(
+          'header_invalid',
+          `A scenario makes its own outcomes: ${FAULT_HEADER} does not apply to it`,
+          {
+            param: FAULT_HEADER,
+          },
+        )
+      }
       fault = parseFaultHeader(Array.isArray(sent) ? sent.join(',') : sent)
     } else if (!caller.livemode) {
       const operation = operationOfRoute(request.method, request.routeOptions.url)

@@ -197,6 +197,23 @@ describe('refusals', () => {
     expect(malformed.body.error.code).toBe('invalid_json')
   })
 
+  it('refuses a Jackdaw-Test-Fault header (400), and nothing is made', async () => {
+    const before = await chargeCount()
+    const sources = (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sources')).rows[0]?.n
+    for (const name of ['charge.3ds_approved', 'charge.otp_verified', 'charge.refunded', 'charge.voided']) {
+      for (const fault of ['processor_timeout', 'processor_unavailable', 'processor_latency=10']) {
+        const res = await t.sk.post(`/v2/test/scenarios/${name}`, {}, { 'jackdaw-test-fault': fault })
+        const what = `${name} ${fault}: ${res.text}`
+        expect(res.status, what).toBe(400)
+        expect(res.body.error, what).toMatchObject({ code: 'header_invalid', param: 'Jackdaw-Test-Fault' })
+      }
+    }
+    expect(await chargeCount()).toBe(before)
+    expect((await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sources')).rows[0]?.n).toBe(sources)
+    // and the same run without it goes through
+    expect((await run('charge.voided')).status).toBe(200)
+  })
+
   it('takes no body at all as no overrides', async () => {
     const res = await t.app.inject({
       method: 'POST',

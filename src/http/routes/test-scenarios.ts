@@ -35,7 +35,7 @@ export const testScenarioRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     '/v2/test/scenarios/:name',
     {
-      config: { bodyOptional: true, bodyRules: chargeBodyViolations },
+      config: { bodyOptional: true, bodyRules: chargeBodyViolations, refusesTestFaults: true },
       schema: {
         tags,
         summary: 'Run a scenario',
