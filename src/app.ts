@@ -9,7 +9,13 @@ import { AppError } from './errors.js'
 import { ROUTER_OPTIONS } from './http/allowed-methods.js'
 import { authHook } from './http/auth.js'
 import { type AuthFailureSettings, authFailureCounter } from './http/auth-failures.js'
-import { answerClientError, answerFrameworkError, registerErrorHandlers } from './http/error-handlers.js'
+import {
+  answerClientError,
+  answerFrameworkError,
+  answerOutsideFastify,
+  missingHost,
+  registerErrorHandlers,
+} from './http/error-handlers.js'
 import { setResponseHeaders } from './http/headers.js'
 import { registerIdempotency } from './http/idempotency.js'
 import { registerApiDocs } from './http/openapi.js'
@@ -102,6 +108,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     http: {
       connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
       headersTimeout: Math.min(60_000, requestTimeoutMs),
+      // checked in the hook below, which answers in the envelope
+      requireHostHeader: false,
     },
     routerOptions: ROUTER_OPTIONS,
     // answered by the hook below instead, in the one envelope and with a Request-Id
@@ -173,7 +181,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   // hooks on every request take a callback, not a promise: one less turn of the event loop each
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id)
-    if (!closing) return done()
+    if (!closing) return done(missingHost(request))
     done(
       new AppError('service_unavailable', 'The service is shutting down; retry the request', {
         headers: { 'Retry-After': '1' },
@@ -182,6 +190,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   })
 
   registerErrorHandlers(app)
+  answerOutsideFastify(app.server)
 
   // before the routes, whose own onRequest hooks its hooks become
   if (deps.rateLimit) await registerRateLimit(app, deps.rateLimit)

@@ -33,7 +33,7 @@ export const ERROR_CATALOG = {
   // 404
   resource_missing: { status: 404, type: 'not_found_error' },
   route_missing: { status: 404, type: 'not_found_error' },
-  // 405, 408, 409, 413, 415, 422
+  // 405, 408, 409, 413, 415, 417, 422
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   request_timeout: { status: 408, type: 'invalid_request_error' },
   idempotency_key_reused: { status: 409, type: 'idempotency_error' },
@@ -41,6 +41,7 @@ export const ERROR_CATALOG = {
   body_too_large: { status: 413, type: 'invalid_request_error' },
   headers_too_large: { status: 431, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
+  expectation_failed: { status: 417, type: 'invalid_request_error' },
   parameter_invalid: { status: 422, type: 'invalid_request_error' },
   parameter_missing: { status: 422, type: 'invalid_request_error' },
   parameter_unknown: { status: 422, type: 'invalid_request_error' },

@@ -1,3 +1,5 @@
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { randomHex } from '../crypto/random.js'
 import { AppError, withViolations } from '../errors.js'
@@ -49,19 +51,44 @@ function frameworkError(err: FastifyError): AppError | undefined {
 export const answerClientError: NonNullable<FastifyServerOptions['clientErrorHandler']> = (err, socket) => {
   if (!socket.writable) return
   const code = (err as { code?: string }).code
-  const [e, reason] =
+  const e =
     code === 'HPE_HEADER_OVERFLOW'
-      ? [new AppError('headers_too_large', 'The request headers are too large'), 'Request Header Fields Too Large']
+      ? new AppError('headers_too_large', 'The request headers are too large')
       : code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [new AppError('request_timeout', 'The request was not sent in time'), 'Request Timeout']
-        : [new AppError('request_invalid', 'The request is not valid HTTP'), 'Bad Request']
+        ? new AppError('request_timeout', 'The request was not sent in time')
+        : new AppError('request_invalid', 'The request is not valid HTTP')
+  answerOnSocket(socket, e)
+}
+
+/** An answer in the envelope, written on the socket, which then closes. */
+function answerOnSocket(socket: Duplex, e: AppError): void {
   const body = JSON.stringify(e.toBody())
   socket.end(
-    `HTTP/1.1 ${e.status} ${reason}\r\n` +
+    `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\n` +
       `Content-Type: application/json; charset=utf-8\r\nRequest-Id: req_${randomHex(12)}\r\n` +
       'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   )
+}
+
+/**
+ * Requests Node's HTTP server answers itself unless told otherwise, answered in the envelope too:
+ * an `Expect` it cannot meet (417), and `CONNECT`, which asks for a tunnel this service is not.
+ */
+export function answerOutsideFastify(server: Server): void {
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    res.shouldKeepAlive = false
+    answerOnSocket(res.socket as Duplex, new AppError('expectation_failed', 'Only Expect: 100-continue is met'))
+  })
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    answerOnSocket(socket, new AppError('method_not_allowed', 'CONNECT is not allowed: this service is no proxy'))
+  })
+}
+
+/** A HTTP/1.1 request without a Host header, which Node would answer itself with an empty body. */
+export function missingHost(request: FastifyRequest): AppError | undefined {
+  if (request.raw.httpVersion !== '1.1' || request.headers.host !== undefined) return undefined
+  return new AppError('request_invalid', 'An HTTP/1.1 request must carry a Host header', { param: 'Host' })
 }
 
 /** Fastify's `frameworkErrors`: errors raised before routing (an undecodable URL, an over-long id). */

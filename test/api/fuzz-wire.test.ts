@@ -103,4 +103,27 @@ describe('fuzz: malformed HTTP on the wire', () => {
     const res = { statusCode: answer?.status, headers: answer?.headers, body: answer?.body } as unknown as Res
     checkAnswer({ method: 'RAW', url: '/v2/me', headers: {}, payload: text }, res, true)
   })
+
+  it('what Node would answer itself, with an empty body or none, gets the envelope and a Request-Id', async () => {
+    const key = basic(t.account.sk_test_key)
+    const cases: [string, number, string][] = [
+      [`GET /v2/me HTTP/1.1\r\nAuthorization: ${key}\r\nConnection: close\r\n\r\n`, 400, 'request_invalid'],
+      [
+        `GET /v2/me HTTP/1.1\r\nHost: localhost\r\nExpect: teapot\r\nConnection: close\r\n\r\n`,
+        417,
+        'expectation_failed',
+      ],
+      [`CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`, 405, 'method_not_allowed'],
+    ]
+    for (const [text, status, code] of cases) {
+      const answer = await overTheWire(port, Buffer.from(text, 'latin1'))
+      expect(answer?.status, text).toBe(status)
+      expect(JSON.parse(answer?.body ?? '{}').error?.code, text).toBe(code)
+      expect(answer?.headers['request-id'], text).toMatch(/^req_/)
+    }
+    // HTTP/1.0 needs no Host: the request goes on to routing
+    const old = await overTheWire(port, Buffer.from('GET /nothing HTTP/1.0\r\n\r\n', 'latin1'))
+    expect(old?.status).toBe(404)
+    expect(JSON.parse(old?.body ?? '{}').error?.code).toBe('route_missing')
+  })
 })
