@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { timestampNow, timestampPlus } from '../../src/domain/time.js'
+import { formatTimestamp } from '../../src/store/db.js'
 
 describe('timestampNow', () => {
   afterEach(() => {
@@ -45,5 +46,20 @@ describe('timestampPlus', () => {
     expect(timestampPlus('2026-11-24T10:15:30.999999Z', 0.001)).toBe('2026-11-24T10:15:31.000000Z')
     expect(timestampPlus('2026-12-31T23:59:59.900000Z', 250)).toBe('2027-01-01T00:00:00.150000Z')
     expect(timestampPlus('2026-11-24T10:15:30.000001Z', 86_400_000)).toBe('2026-11-25T10:15:30.000001Z')
+  })
+})
+
+describe('formatTimestamp (store/db.ts)', () => {
+  it("gives PostgreSQL's UTC times in the API form, to the microsecond", () => {
+    expect(formatTimestamp('2026-11-21 10:15:30.123456+00')).toBe('2026-11-21T10:15:30.123456Z')
+    expect(formatTimestamp('2026-11-21T10:15:30.123456+00:00')).toBe('2026-11-21T10:15:30.123456Z')
+    expect(formatTimestamp('2026-11-21 10:15:30.12+00')).toBe('2026-11-21T10:15:30.120000Z')
+    expect(formatTimestamp('2026-11-21T10:15:30+00:00')).toBe('2026-11-21T10:15:30.000000Z')
+  })
+
+  it('never throws, read as it is after a commit: a time it cannot read is shown as printed', () => {
+    expect(formatTimestamp('10000-01-01 00:00:00+00')).toBe('10000-01-01T00:00:00.000000Z')
+    expect(formatTimestamp('infinity')).toBe('infinity')
+    expect(formatTimestamp('0044-03-15 12:00:00+00 BC')).toBe('0044-03-15 12:00:00+00 BC')
   })
 })
