@@ -15,6 +15,7 @@ import { notifyWorkerSettings } from './notify/worker.js'
 import { liveProcessorOf } from './processor/live.js'
 import { accountService } from './services/accounts.js'
 import { EmbeddedStoreError } from './store/data-dir.js'
+import { SchemaMismatchError } from './store/migrate.js'
 import { openStore, type Store } from './store/open.js'
 
 interface TestKeys {
@@ -293,7 +294,8 @@ export async function serveCluster(config: Config, workers: number) {
 }
 
 export function explainStartupError(err: unknown): string {
-  if (err instanceof ConfigError || err instanceof EmbeddedStoreError) return err.message
+  if (err instanceof ConfigError || err instanceof EmbeddedStoreError || err instanceof SchemaMismatchError)
+    return err.message
   const code = err instanceof Error && 'code' in err ? err.code : undefined
   if (code === 'EADDRINUSE') return `the port is in use: ${(err as Error).message}; set PORT to another port`
   if (code === 'ECONNREFUSED') return `cannot reach PostgreSQL at DATABASE_URL: ${(err as Error).message}`

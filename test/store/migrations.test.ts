@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { migrate } from '../../src/store/migrate.js'
+import { migrate, SchemaMismatchError } from '../../src/store/migrate.js'
 import { type TestStore, testStore } from '../helpers/store.js'
 
 /** The schema: one baseline that applies to an empty database, once, with its integrity rules. */
@@ -24,6 +24,25 @@ describe('the migrations', () => {
     expect(applied.rows.map((r) => r.name)).toEqual(['001_baseline.sql'])
     expect(await migrate(store.db)).toEqual([])
     expect(await migrate(store.db)).toEqual([])
+  })
+
+  it('refuse a database migrated by another version, whose schema they cannot bring up to date', async () => {
+    const other = await testStore()
+    try {
+      // a migration this version does not have
+      await other.db.query("INSERT INTO schema_migrations (version, name, digest) VALUES (7, '007_later.sql', 'f00d')")
+      await expect(migrate(other.db)).rejects.toThrow(/its migration 007_later\.sql is not this version's/)
+      await other.db.query('DELETE FROM schema_migrations WHERE version = 7')
+      expect(await migrate(other.db)).toEqual([])
+      // another text under the baseline's name
+      await other.db.query("UPDATE schema_migrations SET digest = 'f00d' WHERE version = 1")
+      await expect(migrate(other.db)).rejects.toThrow(SchemaMismatchError)
+      // a table of migrations kept before they were recorded with their digest
+      await other.db.exec('ALTER TABLE schema_migrations DROP COLUMN digest')
+      await expect(migrate(other.db)).rejects.toThrow(/001_baseline\.sql is not this version's/)
+    } finally {
+      await other.close()
+    }
   })
 
   it('refuse a row that points at nothing: every reference is a foreign key', async () => {
