@@ -44,6 +44,20 @@ describe('every answer', () => {
     }
   })
 
+  it('a route some callers only have (test mode, the operator) is 404 to a wrong method too, naming none', async () => {
+    for (const res of [
+      await t.sk.put('/v2/test/clock', {}),
+      await t.skLive.put('/v2/test/clock', {}),
+      await t.sk.delete('/v2/test/scenarios'),
+      await t.sk.get('/v2/test/charges/ch_1/authorize'),
+      await t.anon.get('/v2/accounts'),
+      await t.anon.put('/v2/accounts/acct_1', {}),
+    ]) {
+      expectError(res, 404, 'route_missing')
+      expect(res.headers.allow).toBeUndefined()
+    }
+  })
+
   it('a route asked with a method it does not take is 405 method_not_allowed, with the methods it takes', async () => {
     const cases: [Reply, string][] = [
       [await t.sk.put('/v2/sources/', {}), 'POST'],

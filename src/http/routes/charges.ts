@@ -14,6 +14,7 @@ import { chargeBodyViolations } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
 import { chargeBaseUrlOf } from '../base-url.js'
 import { pageOf } from '../lists.js'
+import { TEST_MODE_TAG } from './accounts.js'
 import { hostedPageUrl, hostedPageUrlOf } from './hosted.js'
 
 const Params = IdParams('ch_id', 'ch_')
@@ -140,7 +141,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
     '/v2/test/charges/:ch_id/authorize',
     {
       schema: {
-        tags: ['test mode'],
+        tags: [TEST_MODE_TAG],
         summary: 'Answer a pending charge as the payer would on its hosted page (test keys only)',
         params: Params,
         body: TestAuthorizeBody,
