@@ -73,7 +73,7 @@ function answerOnSocket(socket: Duplex, e: AppError): void {
 
 /**
  * Requests Node's HTTP server answers itself unless told otherwise, answered in the envelope too:
- * an `Expect` it cannot meet (417), and `CONNECT`, which asks for a tunnel this service is not.
+ * an `Expect` it cannot meet (417), and `CONNECT`, which asks for a tunnel this service is not (400).
  */
 export function answerOutsideFastify(server: Server): void {
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
@@ -81,7 +81,7 @@ export function answerOutsideFastify(server: Server): void {
     answerOnSocket(res.socket as Duplex, new AppError('expectation_failed', 'Only Expect: 100-continue is met'))
   })
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    answerOnSocket(socket, new AppError('method_not_allowed', 'CONNECT is not allowed: this service is no proxy'))
+    answerOnSocket(socket, new AppError('request_invalid', 'CONNECT is not served: this service is no proxy'))
   })
 }
 

@@ -8,7 +8,9 @@ export interface SharedOptions<I> {
    * row for two of them would apply one and answer both; the later waits for the next statement,
    * in the order the calls came. A statement's calls go in the order of their keys, so that two
    * processes' statements over the same rows lock them in one order and wait for each other
-   * rather than deadlock.
+   * rather than deadlock: a statement's plan reads its arrays in order (a nested loop over
+   * `unnest`, the shared pool's generic plans) unless it orders its locks itself, as a new
+   * charge's does.
    */
   key?: (item: I) => string
 }
@@ -75,7 +77,7 @@ function queueOn<I, O>(
       },
     )
 
-  /** The next statement's calls, oldest first, one per key. */
+  /** The next statement's calls: the oldest of each key, in the order of their keys. */
   function take(): Waiting<I, O>[] {
     if (!key) return waiting.splice(0, maxSize)
     const keys = new Set<string>()

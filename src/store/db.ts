@@ -50,7 +50,9 @@ const CONFLICTED = new Set(['40P01', '40001'])
 
 /**
  * PostgreSQL ended the transaction because it met another one (a deadlock, a serialization
- * failure): it wrote nothing, and the same request sent again succeeds.
+ * failure). That transaction wrote nothing, but a request of several (a charge records its intent,
+ * then its outcome) may have been partly done: the same request sent again with its
+ * Idempotency-Key finishes it.
  */
 export function isTransactionConflict(err: unknown): boolean {
   return err instanceof pg.DatabaseError && CONFLICTED.has(err.code ?? '')

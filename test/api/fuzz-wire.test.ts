@@ -113,7 +113,7 @@ describe('fuzz: malformed HTTP on the wire', () => {
         417,
         'expectation_failed',
       ],
-      [`CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`, 405, 'method_not_allowed'],
+      [`CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`, 400, 'request_invalid'],
     ]
     for (const [text, status, code] of cases) {
       const answer = await overTheWire(port, Buffer.from(text, 'latin1'))

@@ -64,6 +64,13 @@ export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
           param: 'Last-Event-ID',
         })
       }
+      // HEAD asks for the headers alone: the stream would never end
+      if (req.method === 'HEAD') {
+        return reply
+          .header('content-type', 'text/event-stream; charset=utf-8')
+          .header('cache-control', 'no-store')
+          .send('')
+      }
       const scope: Scope = { accountId: req.caller.accountId, livemode: req.caller.livemode }
       // a fresh stream starts after what is stored now; a resumed one looks back over the window
       // in which an event older than the last one sent may still have been committing
@@ -81,11 +88,6 @@ export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
         connection: 'close',
         'request-id': req.id,
       })
-      // HEAD asks for the headers alone: the stream would never end
-      if (req.method === 'HEAD') {
-        res.end()
-        return
-      }
       res.write('retry: 1000\n\n')
       open.add(res)
 
