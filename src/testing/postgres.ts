@@ -51,15 +51,20 @@ async function startThrowawayServer(): Promise<EmbeddedServer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-testing-'))
   const server = await startEmbedded(dir, { database: 'postgres', settings: THROWAWAY_SETTINGS, unref: true })
   const remove = () => rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
-  let stopped = false
+  let state: 'running' | 'stopping' | 'stopped' = 'running'
   process.once('beforeExit', async () => {
-    if (stopped) return
-    stopped = true
+    if (state !== 'running') return
+    state = 'stopping'
+    // the server's connection does not keep the process alive (unref): this timer does, until the
+    // stop is done, or the process would end halfway through it and leave the server running
+    const hold = setInterval(() => {}, 1_000)
     await server.stop().catch(() => {})
+    clearInterval(hold)
     remove()
+    state = 'stopped'
   })
   process.once('exit', () => {
-    if (stopped) return
+    if (state === 'stopped') return
     try {
       // synchronous here: the server's own process is asked to quit at once; its files go with it
       const pid = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0])

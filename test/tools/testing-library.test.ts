@@ -1,4 +1,8 @@
+import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client/api.js'
@@ -136,6 +140,32 @@ describe('ready databases', () => {
       await Promise.all([one.close(), two.close(), three.close()])
     }
   })
+})
+
+describe('a process that uses startJackdaw outside a test runner', () => {
+  it('leaves no PostgreSQL server and no directory behind when it ends', async () => {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-leak-'))
+    // as root, the server runs as postgres, which must reach its directory under this one
+    chmodSync(tmp, 0o755)
+    try {
+      // no server named: it starts one of its own, in a directory under TMPDIR
+      const run = await runToEnd(['--conditions=jackdaw-source', 'test/fixtures/start-and-close.ts'], {
+        VITEST: undefined,
+        JACKDAW_TESTING_POSTGRES_URL: undefined,
+        TMPDIR: tmp,
+      })
+      expect(run.output).toContain('done')
+      expect(run.code).toBe(0)
+      expect(readdirSync(tmp).filter((f) => f.startsWith('jackdaw-testing-'))).toEqual([])
+      const servers = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+      expect(servers.split('\n').filter((line) => line.includes(tmp))).toEqual([])
+    } finally {
+      // a server left behind is stopped here, so that a failure leaves nothing running
+      const left = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n')
+      for (const line of left.filter((l) => l.includes(tmp))) process.kill(Number.parseInt(line, 10), 'SIGQUIT')
+      rmSync(tmp, { recursive: true, force: true })
+    }
+  }, 60_000)
 })
 
 describe('the example shop', () => {
