@@ -82,11 +82,18 @@ async function defaultAccount(config: Config, store: Store): Promise<TestKeys | 
   }
   if (!embedded || !existsSync(keysFile)) return undefined
   const kept = JSON.parse(readFileSync(keysFile, 'utf8')) as Omit<TestKeys, 'sk_test_key'> & { sk_test_key_enc: string }
-  return {
+  const keys = {
     account: kept.account,
     pk_test_key: kept.pk_test_key,
     sk_test_key: store.vault.decrypt(kept.sk_test_key_enc),
   }
+  // keys rolled since (jackdaw account roll-key printed the new ones) are not shown as if they worked
+  const works = (key: string) =>
+    accounts.authenticate(key).then(
+      () => true,
+      () => false,
+    )
+  return (await works(keys.sk_test_key)) && (await works(keys.pk_test_key)) ? keys : undefined
 }
 
 /**

@@ -146,14 +146,16 @@ export function accountService(deps: { db: Db; vault: Vault }) {
 
   async function rollWebhookSecret(scope: Scope): Promise<string> {
     const secret = newWebhookSecret()
-    await accounts.updateWebhookSecret(db, scope.accountId, scope.livemode, vault.encrypt(secret))
+    if (!(await accounts.updateWebhookSecret(db, scope.accountId, scope.livemode, vault.encrypt(secret)))) {
+      throw notFound('account', scope.accountId)
+    }
     return secret
   }
 
   /** Issues a new key of one kind and mode; the old one stops working at once. */
   async function rollKey(accountId: string, kind: KeyKind, livemode: boolean): Promise<string> {
     const key = newApiKey(kind, livemode)
-    await db.transaction((tx) =>
+    const replaced = await db.transaction((tx) =>
       accounts.replaceKey(
         tx,
         accountId,
@@ -161,6 +163,7 @@ export function accountService(deps: { db: Db; vault: Vault }) {
         kind === 'public' ? key : undefined,
       ),
     )
+    if (!replaced) throw notFound('account', accountId)
     keyCache.clear()
     return key
   }

@@ -77,13 +77,24 @@ export async function updateWebhookSecret(
   accountId: string,
   livemode: boolean,
   sealed: string,
-): Promise<void> {
+): Promise<boolean> {
   const column = livemode ? 'webhook_secret_live_enc' : 'webhook_secret_test_enc'
-  await db.query(`UPDATE accounts SET ${column} = $2 WHERE id = $1`, [accountId, sealed])
+  const res = await db.query(`UPDATE accounts SET ${column} = $2 WHERE id = $1`, [accountId, sealed])
+  return (res.rowCount ?? 0) > 0
 }
 
-/** Replaces every key of one kind and mode, so a leaked key can be rolled. */
-export async function replaceKey(db: Queryable, accountId: string, key: NewKey, publicKeyText?: string): Promise<void> {
+/**
+ * Replaces every key of one kind and mode, so a leaked key can be rolled. False, changing nothing,
+ * when no such account.
+ */
+export async function replaceKey(
+  db: Queryable,
+  accountId: string,
+  key: NewKey,
+  publicKeyText?: string,
+): Promise<boolean> {
+  const found = await db.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId])
+  if (found.rows.length === 0) return false
   await db.query('DELETE FROM api_keys WHERE account_id = $1 AND kind = $2 AND livemode = $3', [
     accountId,
     key.kind,
@@ -100,6 +111,7 @@ export async function replaceKey(db: Queryable, accountId: string, key: NewKey, 
     const column = key.livemode ? 'public_key_live' : 'public_key_test'
     await db.query(`UPDATE accounts SET ${column} = $2 WHERE id = $1`, [accountId, publicKeyText])
   }
+  return true
 }
 
 /**

@@ -93,6 +93,16 @@ describe('the command line on the embedded store', () => {
     const workers = await runToEnd(['src/cli.ts', 'serve', '--workers', 'two'], env)
     expect(workers.code).toBe(2)
     expect(workers.output).toMatch(/--workers must be 1 to 64/)
+    // an account id that names none changes nothing and says so
+    for (const args of [
+      ['account', 'roll-key', '--account', 'acct_nope', '--kind', 'secret', '--mode', 'test'],
+      ['webhook-secret', 'roll', '--account', 'acct_nope', '--mode', 'test'],
+    ]) {
+      const run = await runToEnd(['src/cli.ts', ...args], env)
+      expect(run.code, run.output).toBe(1)
+      expect(run.output).toMatch(/No such account: 'acct_nope'/)
+      expect(run.output).not.toMatch(/foreign key|whsec_|sk_test_/)
+    }
   }, 120_000)
 })
 
@@ -138,10 +148,26 @@ describe('npm start on a fresh data directory', () => {
       // the admin token is kept, encrypted, where only the service's user may read it
       expect(statSync(path.join(fresh, 'admin-token.json')).mode & 0o777).toBe(0o600)
       expect(readFileSync(keysFile, 'utf8')).toMatch(/"sk_test_key_enc": "v1:/)
+
+      // once the default account's key is rolled, a start no longer shows the old one as if it worked
+      const account = JSON.parse(readFileSync(keysFile, 'utf8')).account as string
+      const rolled = await runToEnd(
+        ['src/cli.ts', 'account', 'roll-key', '--account', account, '--kind', 'secret', '--mode', 'test'],
+        { ...env, JACKDAW_DATA_DIR: fresh },
+      )
+      expect(rolled.code, rolled.output).toBe(0)
+      const after = runTs(['src/main.ts'], { ...env, JACKDAW_DATA_DIR: fresh })
+      try {
+        await after.waitFor(/listening on http:\/\/\S+/)
+        await after.waitFor(/jackdaw account create --name NAME/)
+        expect(after.output()).not.toContain(firstKey)
+      } finally {
+        await after.stop()
+      }
     } finally {
       rmSync(fresh, { recursive: true, force: true })
     }
-  }, 180_000)
+  }, 240_000)
 })
 
 describe('serve --workers on PostgreSQL at DATABASE_URL', () => {
