@@ -71,10 +71,10 @@ const insertCharges = sharedStatement(
          RETURNING s.id, s.updated_at
        ), charge AS (
          INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
-           description, statement_descriptor, status, capture, require_auth, processing, metadata, idempotency_key,
-           redirect_url)
+           description, statement_descriptor, status, capture, require_auth, processing, processing_since, metadata,
+           idempotency_key, redirect_url)
          SELECT v.id, v.account_id, v.livemode, v.source_id, v.customer_id, v.amount, v.amount, v.currency,
-           v.description, v.statement_descriptor, 'pending', v.capture, v.require_auth, 'authorize', v.metadata::json,
+           v.description, v.statement_descriptor, 'pending', v.capture, v.require_auth, 'authorize', now(), v.metadata::json,
            v.idempotency_key, v.redirect_url
          FROM v JOIN usable ON usable.charge_id = v.id
          RETURNING ${CHARGE_COLUMNS.join(', ')}

@@ -131,9 +131,13 @@ function patchSets(patch: ChargePatch, params: unknown[]): string[] {
     if (!CHANGEABLE.has(column)) throw new Error(`not a column an outcome may change: ${column}`)
     params.push(param(column, value))
     sets.push(`${column} = $${params.length}${JSON_COLUMNS.has(column) ? '::json' : ''}`)
+    if (column === 'processing') sets.push(`processing_since = ${processingSince(`$${params.length}::text`)}`)
   }
   return sets
 }
+
+/** When an operation set to `processing` began: now, by the real time; none when it is cleared. */
+const processingSince = (processing: string) => `CASE WHEN ${processing} IS NULL THEN NULL ELSE now() END`
 
 /** Each changeable column's type, for a patch sent as JSON. */
 const CHANGING_TYPES: Record<(typeof CHANGING)[number], string> = {
@@ -157,12 +161,17 @@ const CHANGING_TYPES: Record<(typeof CHANGING)[number], string> = {
  * over the rows of many patches needs.
  */
 export function patchSetsFromJson(alias: string, patch: string): string[] {
-  return CHANGING.map((column) => {
+  const sets = CHANGING.map((column) => {
     const type = CHANGING_TYPES[column]
     const value =
       type === 'json' ? `nullif(${patch} -> '${column}', 'null'::jsonb)::json` : `(${patch} ->> '${column}')::${type}`
     return `${column} = CASE WHEN ${patch} ? '${column}' THEN ${value} ELSE ${alias}.${column} END`
   })
+  const since = processingSince(`${patch} ->> 'processing'`)
+  return [
+    ...sets,
+    `processing_since = CASE WHEN ${patch} ? 'processing' THEN ${since} ELSE ${alias}.processing_since END`,
+  ]
 }
 
 /** A patch as `patchSetsFromJson` reads it: its columns that are set, as one JSON object. */
@@ -187,15 +196,17 @@ export async function patchCharge(db: Queryable, id: string, patch: ChargePatch)
 }
 
 /**
- * Claims charges whose operation has been under way longer than `graceMs` (its process died),
- * one sweeper each: the claim pushes updated_at on, so others pass them by for another grace.
+ * Claims charges whose operation has been under way longer than `graceMs` by the real time (its
+ * process died), one sweeper each: the claim begins the operation again, so others pass them by
+ * for another grace. The real time, not the account's: a test clock moved on says nothing of a
+ * process still at work, whose operation would then be run twice.
  */
 export async function claimInterrupted(db: Queryable, graceMs: number, limit = 20): Promise<ChargeRow[]> {
   const res = await db.query<ChargeRow>(
-    `UPDATE charges SET updated_at = now() WHERE id IN (
+    `UPDATE charges SET processing_since = now() WHERE id IN (
        SELECT id FROM charges WHERE processing IS NOT NULL
-         AND updated_at < account_now(account_id, livemode) - $1 * interval '1 millisecond'
-       ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         AND processing_since < now() - $1 * interval '1 millisecond'
+       ORDER BY processing_since LIMIT $2 FOR UPDATE SKIP LOCKED)
      RETURNING ${SELECT}`,
     [graceMs, limit],
   )
@@ -209,7 +220,7 @@ export async function claimInterrupted(db: Queryable, graceMs: number, limit = 2
  */
 export async function claimAbandoned(db: Queryable, timeoutMs: number, limit = 20): Promise<ChargeRow[]> {
   const res = await db.query<ChargeRow>(
-    `UPDATE charges SET processing = 'authorize', updated_at = now() WHERE id IN (
+    `UPDATE charges SET processing = 'authorize', processing_since = now(), updated_at = now() WHERE id IN (
        SELECT id FROM charges
        WHERE action IS NOT NULL AND status = 'pending' AND processing IS NULL
          AND updated_at < account_now(account_id, livemode) - $1 * interval '1 millisecond'

@@ -168,3 +168,33 @@ describe('payer timeouts on the test clock', () => {
     }
   })
 })
+
+describe('an operation under way when the clock is advanced', () => {
+  it('is finished once, by the request that began it, not a second time by the recovery sweep', async () => {
+    // the advance runs the sweep at once; only the real time says whether a process is still at work
+    const app = await testApp({}, { recovery: { intervalMs: 60_000, graceMs: 5_000, payerTimeoutMs: 86_400_000 } })
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    const slow = { 'jackdaw-test-fault': 'processor_latency=1500' }
+    try {
+      const src = await app.sk.post('/v2/sources/', cardSource())
+      const charging = app.sk.post(
+        '/v2/charges/',
+        { amount: 1000, currency: 'usd', source: src.body.id, capture: false },
+        slow,
+      )
+      await pause(300)
+      expect((await app.sk.post('/v2/test/clock/advance', { seconds: 120 })).status).toBe(200)
+      const charge = (await charging).body
+      expect(charge).toMatchObject({ status: 'succeeded', captured: false })
+      const capturing = app.sk.post(`/v2/charges/${charge.id}/capture`, {}, slow)
+      await pause(300)
+      expect((await app.sk.post('/v2/test/clock/advance', { seconds: 120 })).status).toBe(200)
+      expect((await capturing).body).toMatchObject({ status: 'succeeded', captured: true })
+      await pause(500)
+      const events = (await app.sk.get(`/v2/events/?charge=${charge.id}`)).body.data
+      expect(events.map((e: Json) => e.type)).toEqual(['charge.captured', 'charge.succeeded'])
+    } finally {
+      await app.close()
+    }
+  })
+})

@@ -276,9 +276,10 @@ describe('charges under concurrent requests from two instances', () => {
       expect(c.body.status).toBe('pending')
       pending.push(c.body)
     }
-    await t.db.query("UPDATE charges SET updated_at = now() - interval '2 minutes' WHERE id = ANY($1)", [
-      pending.map((c) => c.id),
-    ])
+    await t.db.query(
+      "UPDATE charges SET updated_at = now() - interval '2 minutes', processing_since = processing_since - interval '2 minutes' WHERE id = ANY($1)",
+      [pending.map((c) => c.id)],
+    )
     const ids = pending.map((c) => c.id)
     // the answers go first; the sweeps start while the first of them are under way
     const answering = Promise.all(

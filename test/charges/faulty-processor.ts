@@ -61,7 +61,10 @@ export function useFaultyProcessor(): void {
 
 /** A pass of the recovery sweep, as if its grace period had passed since the charge last moved. */
 export async function sweep(id: string): Promise<void> {
-  await t.db.query("UPDATE charges SET updated_at = updated_at - interval '1 hour' WHERE id = $1", [id])
+  await t.db.query(
+    "UPDATE charges SET updated_at = updated_at - interval '1 hour', processing_since = processing_since - interval '1 hour' WHERE id = $1",
+    [id],
+  )
   await t.app.services.charges.recoverInterrupted(1000).catch(() => {})
 }
 

@@ -53,7 +53,7 @@ describe('a create charge whose process died', () => {
     // died after recording the charge, before the processor's answer (and the erasure of the
     // card number that goes with it) was recorded
     await t.db.query(
-      "UPDATE charges SET status = 'pending', authorized = false, captured = false, processing = 'authorize', updated_at = now() WHERE id = $1",
+      "UPDATE charges SET status = 'pending', authorized = false, captured = false, processing = 'authorize', processing_since = now(), updated_at = now() WHERE id = $1",
       [first.body.id],
     )
     await t.db.query('UPDATE sources SET card_number_enc = $2 WHERE id = $1', [
@@ -108,8 +108,10 @@ describe('the recovery sweep', () => {
     }
     const toCapture = await make()
     const toVoid = await make()
-    await t.db.query("UPDATE charges SET processing = 'capture:600' WHERE id = $1", [toCapture.id])
-    await t.db.query("UPDATE charges SET processing = 'void' WHERE id = $1", [toVoid.id])
+    await t.db.query("UPDATE charges SET processing = 'capture:600', processing_since = now() WHERE id = $1", [
+      toCapture.id,
+    ])
+    await t.db.query("UPDATE charges SET processing = 'void', processing_since = now() WHERE id = $1", [toVoid.id])
 
     const captured = await waitFor(async () => {
       const c = (await t.sk.get(`/v2/charges/${toCapture.id}`)).body
@@ -142,7 +144,7 @@ describe('the recovery sweep', () => {
       redirect: { success: 'https://a.example/ok', fail: 'https://a.example/no' },
     })
     const c = (await t.sk.post('/v2/charges/', { amount: 900, currency: 'php', source: src.body.id })).body
-    await t.db.query("UPDATE charges SET processing = 'authorize' WHERE id = $1", [c.id])
+    await t.db.query("UPDATE charges SET processing = 'authorize', processing_since = now() WHERE id = $1", [c.id])
     const stuck = await t.sk.post(`/v2/test/charges/${c.id}/authorize`, { decision: 'approve' })
     expect(stuck.status).toBe(400)
     await waitFor(async () => {
@@ -159,7 +161,7 @@ describe('the recovery sweep', () => {
     expect(c.source.action.url.startsWith('http://')).toBe(true)
     // died after recording the charge, before the processor's answer was recorded
     await t.db.query(
-      `UPDATE charges SET processing = 'authorize', action = NULL, action_token = NULL,
+      `UPDATE charges SET processing = 'authorize', processing_since = now(), action = NULL, action_token = NULL,
          updated_at = now() - interval '1 minute' WHERE id = $1`,
       [c.id],
     )

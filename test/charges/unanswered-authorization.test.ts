@@ -144,7 +144,10 @@ describe('an authorization the processor never answered', () => {
       while (processor.held.size < 1) await new Promise((resolve) => setTimeout(resolve, 10))
       const [id] = [...processor.held.keys()] as [string]
       processor.authorizeMode = mode
-      await t.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = $1", [id])
+      await t.db.query(
+        "UPDATE charges SET updated_at = now() - interval '1 hour', processing_since = processing_since - interval '1 hour' WHERE id = $1",
+        [id],
+      )
       await t.app.services.charges.recoverInterrupted(1000)
       await reversalsSent()
       expect((await t.sk.get(`/v2/charges/${id}`)).body).toMatchObject({
@@ -171,7 +174,10 @@ describe('an authorization the processor never answered', () => {
   it('a charge whose payer abandoned a step the processor began is reversed when it expires', async () => {
     const c = await charge({ type: 'wallet_b', redirect: REDIRECT })
     expect(c.body.status).toBe('pending')
-    await t.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = $1", [c.body.id])
+    await t.db.query(
+      "UPDATE charges SET updated_at = now() - interval '1 hour', processing_since = processing_since - interval '1 hour' WHERE id = $1",
+      [c.body.id],
+    )
     expect(await t.app.services.charges.expireAbandoned(1000)).toBeGreaterThan(0)
     const expired = (await t.sk.get(`/v2/charges/${c.body.id}`)).body
     expect(expired).toMatchObject({ status: 'failed', failure_data: { code: 'payment_expired' } })

@@ -39,7 +39,10 @@ describe('a recovery sweep pass', () => {
     const ids: string[] = []
     for (let i = 0; i < 3; i++) ids.push((await charge({ type: 'wallet_b', redirect: REDIRECT })).body.id)
     processor.delayMs = 100
-    await t.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = ANY($1)", [ids])
+    await t.db.query(
+      "UPDATE charges SET updated_at = now() - interval '1 hour', processing_since = processing_since - interval '1 hour' WHERE id = ANY($1)",
+      [ids],
+    )
     expect(await t.app.services.charges.expireAbandoned(1000)).toBeGreaterThanOrEqual(3)
     expect(processor.mostInFlight).toBeGreaterThanOrEqual(3)
     await reversalsSent()
@@ -58,7 +61,10 @@ describe('a recovery sweep pass', () => {
     while (processor.held.size < 3) await new Promise((resolve) => setTimeout(resolve, 10))
     const ids = [...processor.held.keys()]
     processor.delayMs = 100
-    await t.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = ANY($1)", [ids])
+    await t.db.query(
+      "UPDATE charges SET updated_at = now() - interval '1 hour', processing_since = processing_since - interval '1 hour' WHERE id = ANY($1)",
+      [ids],
+    )
     expect(await t.app.services.charges.recoverInterrupted(1000)).toBeGreaterThanOrEqual(3)
     expect(processor.mostInFlight).toBeGreaterThanOrEqual(3)
     for (const id of ids) expect((await t.sk.get(`/v2/charges/${id}`)).body.status).toBe('succeeded')
@@ -95,7 +101,10 @@ describe('a live charge that expires after its live processor is gone from the c
       const src = await withLive.skLive.post('/v2/sources/', { type: 'wallet_b', redirect: REDIRECT })
       const c = await withLive.skLive.post('/v2/charges/', { amount: 900, currency: 'usd', source: src.body.id })
       expect(c.body.status).toBe('pending')
-      await withLive.db.query("UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = $1", [c.body.id])
+      await withLive.db.query(
+        "UPDATE charges SET updated_at = now() - interval '1 hour', processing_since = processing_since - interval '1 hour' WHERE id = $1",
+        [c.body.id],
+      )
       // the same store, started again without a live processor
       const { app: without } = await buildApp(withLive.db, withLive.vault)
       try {

@@ -131,6 +131,9 @@ CREATE TABLE charges (
   -- what the service is doing with the processor right now: an operation recorded before the
   -- call and cleared with its outcome, so two operations never overlap
   processing text,
+  -- when that operation began, by the real time whatever the account's test clock says: whether
+  -- the process doing it may still be at work is a matter of the real time
+  processing_since timestamptz,
   action json,
   action_token text,
   otp_attempts integer NOT NULL DEFAULT 0,
@@ -145,16 +148,18 @@ CREATE TABLE charges (
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
   -- where the payer returns after a payer step on a source that has no redirect of its own
-  redirect_url text CHECK (char_length(redirect_url) <= 2048)
+  redirect_url text CHECK (char_length(redirect_url) <= 2048),
+  CHECK ((processing IS NULL) = (processing_since IS NULL))
 );
 CREATE INDEX charges_list ON charges (account_id, livemode, id);
 CREATE INDEX charges_source ON charges (source_id);
 CREATE INDEX charges_customer ON charges (customer_id) WHERE customer_id IS NOT NULL;
 CREATE INDEX charges_idempotency ON charges (account_id, livemode, idempotency_key)
   WHERE idempotency_key IS NOT NULL;
--- what the recovery sweep looks for: an operation under way (its process may have died) or a
+-- what the recovery sweep looks for: an operation under way (its process may have died) and a
 -- payer's step (the payer may never answer)
-CREATE INDEX charges_unsettled ON charges (updated_at) WHERE processing IS NOT NULL OR action IS NOT NULL;
+CREATE INDEX charges_processing ON charges (processing_since) WHERE processing IS NOT NULL;
+CREATE INDEX charges_awaiting_payer ON charges (updated_at) WHERE action IS NOT NULL;
 CREATE INDEX charges_reversals_owed ON charges (reversal_asked_at) WHERE reversal_asked_at IS NOT NULL;
 
 CREATE TABLE refunds (
