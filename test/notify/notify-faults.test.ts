@@ -107,4 +107,21 @@ describe('notify fault rules', () => {
     await waitFor('three calls', async () => r.calls.length >= 3, 10_000)
     expect(r.calls.map((c) => eventIdOf(c.body))).toEqual([...sent].reverse())
   })
+
+  it("reorder on an account whose clock runs ahead holds the calls seconds, not the clock's lead", async () => {
+    r = await startReceiver(() => 200)
+    expect((await s.sk.post('/v2/test/clock/advance', { seconds: 10 * 86_400 })).status).toBe(200)
+    await setRules([{ notify: 'reorder', seconds: 2 }])
+    const sent: string[] = []
+    for (let i = 0; i < 3; i++) {
+      sent.push((await chargeNotifying(s.sk, r.url, 2000 + i)).event.id)
+      await sleep(250)
+    }
+    const due = await Promise.all(sent.map(async (id) => (await storedDeliveries(id))[0]?.due_ms as number))
+    for (const ms of due) expect(ms - Date.now()).toBeLessThan(10_000)
+    expect(due[0]).toBeGreaterThan(due[1] as number)
+    expect(due[1]).toBeGreaterThan(due[2] as number)
+    await waitFor('three calls', async () => r.calls.length >= 3, 10_000)
+    expect(r.calls.map((c) => eventIdOf(c.body))).toEqual([...sent].reverse())
+  })
 })

@@ -347,6 +347,8 @@ DECLARE
   rule jsonb;
   hold interval;
   anchor timestamptz;
+  -- how far the account's clock runs ahead: created_at is stamped on it, due times on the real time
+  ahead interval;
 BEGIN
   -- the second call of a duplicate is queued by this function: it is left as it is
   IF NEW.livemode OR pg_trigger_depth() > 1 THEN
@@ -363,10 +365,11 @@ BEGIN
       NEW.next_attempt_at := NEW.next_attempt_at + make_interval(secs => (rule ->> 'seconds')::double precision);
     ELSIF rule ->> 'notify' = 'reorder' THEN
       hold := make_interval(secs => coalesce((rule ->> 'seconds')::double precision, 2));
+      ahead := coalesce(account_now(NEW.account_id, false), now()) - now();
       -- the first call of the account's still held ones queued within the hold opens the window
-      SELECT min(created_at) INTO anchor FROM deliveries
+      SELECT min(created_at) - ahead INTO anchor FROM deliveries
       WHERE account_id = NEW.account_id AND NOT livemode AND status = 'pending' AND attempt_count = 0
-        AND created_at > now() - hold AND next_attempt_at > now();
+        AND created_at > now() + ahead - hold AND next_attempt_at > now();
       anchor := coalesce(anchor, now());
       -- due after the window, later the earlier it was queued
       NEW.next_attempt_at := anchor + 2 * hold - (now() - anchor);
