@@ -15,6 +15,8 @@ declare module 'fastify' {
     bodyRules?: (body: unknown) => Violation[]
     /** the route makes its own outcomes: a Jackdaw-Test-Fault header is refused (http/test-fault-header.ts) */
     refusesTestFaults?: boolean
+    /** the answer is a stream of server-sent events (text/event-stream), as the OpenAPI document says */
+    streams?: boolean
   }
   interface FastifyRequest {
     caller: Caller

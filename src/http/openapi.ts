@@ -7,7 +7,7 @@ import { DOCS_CSP, DOCS_PREFIX } from './headers.js'
 interface OpenApiOperation {
   parameters?: Record<string, unknown>[]
   requestBody?: { required?: boolean }
-  responses?: Record<string, { headers?: Record<string, unknown> }>
+  responses?: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }>
 }
 type OpenApiDocument = { paths?: Record<string, Record<string, OpenApiOperation>> } & Record<string, unknown>
 
@@ -23,17 +23,34 @@ const TEST_FAULT_PARAMETER = {
   },
 }
 
+interface RouteNotes {
+  /** the body may be left out */
+  optionalBodies: Set<string>
+  /** a Jackdaw-Test-Fault header is refused */
+  refusingFaults: Set<string>
+  /** the answer is a stream of server-sent events */
+  streams: Set<string>
+}
+
 /**
  * What the route schemas cannot say: which bodies may be left out, the Idempotency-Key every POST
  * takes, the test-fault header every account operation takes, and the Request-Id on every answer.
  */
-function describeHeaders(doc: OpenApiDocument, optionalBodies: ReadonlySet<string>): OpenApiDocument {
+function describeHeaders(doc: OpenApiDocument, said: RouteNotes): OpenApiDocument {
   for (const [path, operations] of Object.entries(doc.paths ?? {})) {
     for (const [method, op] of Object.entries(operations)) {
-      if (op.requestBody && optionalBodies.has(`${method} ${path}`)) op.requestBody.required = false
+      const operation = `${method} ${path}`
+      if (op.requestBody && said.optionalBodies.has(operation)) op.requestBody.required = false
       // accounts are made by the operator's token, outside any account's idempotency keys
       const ofAccount = path.startsWith('/v2/') && !path.startsWith('/v2/hosted/') && !path.startsWith('/v2/accounts')
-      if (ofAccount) op.parameters = [...(op.parameters ?? []), TEST_FAULT_PARAMETER]
+      if (ofAccount && !said.refusingFaults.has(operation)) {
+        op.parameters = [...(op.parameters ?? []), TEST_FAULT_PARAMETER]
+      }
+      const streamed = said.streams.has(operation) ? op.responses?.['200']?.content : undefined
+      if (streamed?.['application/json']) {
+        streamed['text/event-stream'] = streamed['application/json']
+        delete streamed['application/json']
+      }
       if (method === 'post' && ofAccount) {
         op.parameters = [
           ...(op.parameters ?? []),
@@ -65,13 +82,21 @@ function describeHeaders(doc: OpenApiDocument, optionalBodies: ReadonlySet<strin
  * does both, so the two cannot disagree.
  */
 export async function registerApiDocs(app: FastifyInstance): Promise<void> {
-  // operations whose body may be left out, as the OpenAPI document's paths name them
-  const optionalBodies = new Set<string>()
+  // operations, as the OpenAPI document's paths name them, whose route config says more
+  const said: RouteNotes = { optionalBodies: new Set(), refusingFaults: new Set(), streams: new Set() }
   app.addHook('onRoute', (route) => {
-    if (!(route.config as { bodyOptional?: boolean } | undefined)?.bodyOptional) return
-    for (const method of [route.method].flat()) {
-      optionalBodies.add(`${method.toLowerCase()} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
+    const config = route.config as
+      | { bodyOptional?: boolean; refusesTestFaults?: boolean; streams?: boolean }
+      | undefined
+    const operations = [route.method]
+      .flat()
+      .map((method) => `${method.toLowerCase()} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
+    for (const operation of operations) {
+      if (config?.refusesTestFaults) said.refusingFaults.add(operation)
+      if (config?.streams) said.streams.add(operation)
+      if (config?.bodyOptional) said.optionalBodies.add(operation)
     }
+    if (!config?.bodyOptional) return
     // such an operation may be called with no body at all
     const emptyBody: preValidationHookHandler = (request, _reply, done) => {
       if (request.body === undefined) request.body = {}
@@ -81,9 +106,7 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
   })
   await app.register(swagger, {
     transformObject: (doc) =>
-      'openapiObject' in doc
-        ? describeHeaders(doc.openapiObject as OpenApiDocument, optionalBodies)
-        : doc.swaggerObject,
+      'openapiObject' in doc ? describeHeaders(doc.openapiObject as OpenApiDocument, said) : doc.swaggerObject,
     openapi: {
       openapi: '3.1.0',
       info: {

@@ -60,6 +60,11 @@ describe('the list of scenarios', () => {
     const doc = (await t.anon.get('/v2/openapi.json')).body
     expect(doc.paths['/v2/test/scenarios'].get.tags).toEqual(['test-mode'])
     expect(doc.paths['/v2/test/scenarios/{name}'].post.tags).toEqual(['test-mode'])
+    // a run refuses the fault header, so the document does not offer it there
+    const headers = (op: Json) => (op.parameters ?? []).map((p: Json) => p.name)
+    expect(headers(doc.paths['/v2/test/scenarios/{name}'].post)).not.toContain('Jackdaw-Test-Fault')
+    expect(headers(doc.paths['/v2/charges/'].post)).toContain('Jackdaw-Test-Fault')
+    expect(doc.paths['/v2/test/charges/{ch_id}/authorize'].post.tags).toEqual(['test-mode'])
   })
 })
 

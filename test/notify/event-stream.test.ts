@@ -138,6 +138,9 @@ describe('the event stream', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
     expect(await res.text()).toBe('')
+    // and the OpenAPI document says what it answers
+    const doc = await (await fetch(`${t.url}/v2/openapi.json`)).json()
+    expect(Object.keys(doc.paths['/v2/events/stream'].get.responses['200'].content)).toEqual(['text/event-stream'])
   })
 
   it('refuses a malformed Last-Event-ID (400) and a request without a key (401) in the error envelope', async () => {

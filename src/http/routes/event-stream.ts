@@ -48,6 +48,7 @@ export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/v2/events/stream',
     {
+      config: { streams: true },
       schema: {
         tags: ['events'],
         summary: 'Stream events as they happen (server-sent events)',
