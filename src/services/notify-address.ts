@@ -220,7 +220,8 @@ export async function permittedAddresses(
 const LOCAL_NAME = /(^|\.)localhost\.?$/
 
 /**
- * Why a notify address is refused, or undefined when it is fine: http and https only, and a host
+ * Why a notify address is refused (to follow the field's name: `redirect.notify must …`), or
+ * undefined when it is fine: http and https only, and a host
  * that is public or one the operator allows (NotifyAllowList), in both modes. An address is checked
  * as it is; in live mode a name must resolve, to allowed addresses only. In test mode a name is
  * not resolved here, so that made-up hosts of integration tests pass: it is resolved and checked
@@ -236,21 +237,19 @@ export async function checkNotifyAddress(
   try {
     parsed = new URL(url)
   } catch {
-    return 'redirect.notify must be an absolute http or https URL'
+    return 'must be an absolute http or https URL'
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    return 'redirect.notify must be an http or https URL'
-  }
-  if (parsed.username || parsed.password) return 'redirect.notify must not carry credentials'
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'must be an http or https URL'
+  if (parsed.username || parsed.password) return 'must not carry credentials'
   const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  const notPublic = 'redirect.notify must resolve to public addresses only'
+  const notPublic = livemode
+    ? 'must resolve to public addresses only'
+    : 'must resolve to public addresses only; a receiver on this machine needs JACKDAW_NOTIFY_ALLOW_HOSTS (docs/api.md)'
   if (!livemode && isIP(host) === 0 && !allow.allowsName(host)) return LOCAL_NAME.test(host) ? notPublic : undefined
   try {
     await permittedAddresses(host, resolver, allow)
     return undefined
   } catch (err) {
-    return (err as NotifyHostRefused).reason === 'dns'
-      ? 'redirect.notify names a host that does not resolve'
-      : notPublic
+    return (err as NotifyHostRefused).reason === 'dns' ? 'names a host that does not resolve' : notPublic
   }
 }

@@ -113,7 +113,7 @@ export function scenarioService(deps: ScenarioDeps) {
     }
     if (input.notify !== undefined) {
       const problem = await deps.checkNotifyAddress(input.notify, scope.livemode)
-      if (problem) violations.push({ code: 'parameter_invalid', param: 'notify', msg: problem })
+      if (problem) violations.push({ code: 'parameter_invalid', param: 'notify', msg: `notify ${problem}` })
     }
     const [first, ...rest] = violations
     if (first) throw invalidParams([first, ...rest])

@@ -25,7 +25,8 @@ export function sourceService(deps: { db: Db; vault: Vault; checkNotifyAddress: 
     const violations = sourceBodyViolations(input, scope.livemode)
     if (input.redirect?.notify !== undefined) {
       const problem = await deps.checkNotifyAddress(input.redirect.notify, scope.livemode)
-      if (problem) violations.push({ code: 'parameter_invalid', param: 'redirect.notify', msg: problem })
+      if (problem)
+        violations.push({ code: 'parameter_invalid', param: 'redirect.notify', msg: `redirect.notify ${problem}` })
     }
     const [first, ...rest] = violations
     if (first) throw invalidParams([first, ...rest])
