@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { apiUrlOf, listen } from './cli/listen.js'
 import { customerOf, metadataOf, trigger } from './cli/trigger.js'
@@ -103,8 +105,23 @@ function choice<T extends string>(value: string | undefined, allowed: readonly T
   return value as T
 }
 
+/**
+ * The store a command acts on: the service's. Without DATABASE_URL that is the data directory,
+ * which must be there already: a command run from another folder would otherwise make a new store
+ * of its own, and act on it unseen by the service.
+ */
+function existingStore() {
+  const config = parseConfig()
+  if (!config.DATABASE_URL && !existsSync(config.JACKDAW_DATA_DIR)) {
+    throw new UsageError(
+      `no data directory at ${path.resolve(config.JACKDAW_DATA_DIR)}: run this where the service runs, or set JACKDAW_DATA_DIR (or DATABASE_URL) to its store`,
+    )
+  }
+  return openStore(config, { shared: true })
+}
+
 async function withAccounts<T>(fn: (accounts: ReturnType<typeof accountService>) => Promise<T>): Promise<T> {
-  const store = await openStore(parseConfig(), { shared: true })
+  const store = await existingStore()
   try {
     return await fn(accountService(store))
   } finally {
@@ -186,7 +203,7 @@ async function main(argv: string[]) {
     case 'deliveries': {
       const id = positionals[2]
       if (sub !== 'redeliver' || !id) throw new UsageError('usage: jackdaw deliveries redeliver DELIVERY_ID')
-      const store = await openStore(parseConfig(), { shared: true })
+      const store = await existingStore()
       try {
         const delivery = await redeliver(store.db, id)
         print(json ? { ...delivery } : { id: delivery.id, status: delivery.status, url: delivery.url }, json)

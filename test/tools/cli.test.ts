@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import os, { tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
@@ -93,6 +93,15 @@ describe('the command line on the embedded store', () => {
     const workers = await runToEnd(['src/cli.ts', 'serve', '--workers', 'two'], env)
     expect(workers.code).toBe(2)
     expect(workers.output).toMatch(/--workers must be 1 to 64/)
+    // run where no store is, a command makes none of its own
+    const nowhere = path.join(dir, 'elsewhere', 'data')
+    const lost = await runToEnd(['src/cli.ts', 'account', 'create', '--name', 'Lost'], {
+      ...env,
+      JACKDAW_DATA_DIR: nowhere,
+    })
+    expect(lost.code).toBe(2)
+    expect(lost.output).toContain(`no data directory at ${nowhere}`)
+    expect(existsSync(nowhere)).toBe(false)
     // an account id that names none changes nothing and says so
     for (const args of [
       ['account', 'roll-key', '--account', 'acct_nope', '--kind', 'secret', '--mode', 'test'],
