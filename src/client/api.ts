@@ -157,7 +157,9 @@ export function createClient(options: ClientOptions) {
       } catch (err) {
         if (opts.signal?.aborted) throw err
         if (attempt >= maxRetries) {
-          throw new JackdawConnectionError(`${method} ${path}: no answer (${(err as Error).message})`, { cause: err })
+          throw new JackdawConnectionError(`${method} ${base}${path}: no answer (${(err as Error).message})`, {
+            cause: err,
+          })
         }
         await sleep(delayFor(attempt, null), opts.signal)
         continue

@@ -330,6 +330,8 @@ describe('retries', () => {
 
     const nobody = createClient({ apiKey: 'sk_test_x', baseUrl: 'http://127.0.0.1:9', maxRetries: 1 })
     await expect(nobody.me.retrieve()).rejects.toBeInstanceOf(JackdawConnectionError)
+    // the message names the address tried
+    await expect(nobody.me.retrieve()).rejects.toThrow(/^GET http:\/\/127\.0\.0\.1:9\/v2\/me: no answer/)
   })
 
   it('a POST whose answer was lost is retried with its key, and the service creates one customer', async () => {
