@@ -30,6 +30,11 @@ export function timestampPlus(timestamp: string, ms: number): string {
   return `${new Date(second * 1000).toISOString().slice(0, 20)}${fraction}Z`
 }
 
+/** From one API timestamp to another, in milliseconds (to the millisecond). */
+export function millisBetween(from: string, to: string): number {
+  return Date.parse(`${to.slice(0, 23)}Z`) - Date.parse(`${from.slice(0, 23)}Z`)
+}
+
 /** The most one advance may move a test clock: a year. */
 export const MAX_CLOCK_ADVANCE_SECONDS = 31_536_000
 

@@ -66,6 +66,7 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
     // test mode's processor takes the faults a request is given (services/test-faults.ts)
     processors: { test: faultableProcessor(options.testProcessor ?? new Simulator()), live: options.liveProcessor },
     hostedPageUrl: deps.hostedPageUrl,
+    payerTimeoutMs: options.payerTimeoutMs,
   })
   const testClock = testClockService({ db, onAdvanced: () => options.onTestClockAdvanced?.() })
   return {

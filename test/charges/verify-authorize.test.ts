@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type TestApp, testApp } from '../helpers/app.js'
+import { cardSource, REDIRECT, type TestApp, testApp } from '../helpers/app.js'
 import { expectError } from '../helpers/expect.js'
 import { chargeSteps, sourceBody } from './charge-harness.js'
 
@@ -112,5 +112,44 @@ describe('refused transitions', () => {
     const w = await created(sourceBody('wallet_a'))
     expectError(await decide(w.id, 'approve', t.skLive), 400, 'test_mode_only')
     expect((await getCharge(w.id)).status).toBe('pending')
+  })
+})
+
+describe('an answer after the payer timeout', () => {
+  it('is refused, even before the recovery sweep has failed the charge', async () => {
+    // a second's payer timeout, swept once a minute: the answer comes between the two
+    const app = await testApp({}, { recovery: { intervalMs: 60_000, graceMs: 30_000, payerTimeoutMs: 1_000 } })
+    try {
+      const src = await app.sk.post('/v2/sources/', {
+        ...cardSource({ number: '4000000000003220' }),
+        redirect: REDIRECT,
+      })
+      const charge = (await app.sk.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id })).body
+      expect(charge.status).toBe('pending')
+      await new Promise((resolve) => setTimeout(resolve, 1_300))
+      const late = await app.sk.post(`/v2/test/charges/${charge.id}/authorize`, { decision: 'approve' })
+      expectError(late, 400, 'charge_not_pending')
+      expect((await app.sk.get(`/v2/charges/${charge.id}`)).body.status).toBe('pending')
+      expect(await app.app.services.charges.expireAbandoned(1_000)).toBe(1)
+      const expired = (await app.sk.get(`/v2/charges/${charge.id}`)).body
+      expect(expired).toMatchObject({ status: 'failed', failure_data: { code: 'payment_expired' } })
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('is taken while the time lasts', async () => {
+    const app = await testApp({}, { recovery: { intervalMs: 60_000, graceMs: 30_000, payerTimeoutMs: 60_000 } })
+    try {
+      const src = await app.sk.post('/v2/sources/', {
+        ...cardSource({ number: '4000000000003220' }),
+        redirect: REDIRECT,
+      })
+      const charge = (await app.sk.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id })).body
+      const answered = await app.sk.post(`/v2/test/charges/${charge.id}/authorize`, { decision: 'approve' })
+      expect(answered.body.status).toBe('succeeded')
+    } finally {
+      await app.close()
+    }
   })
 })

@@ -20,6 +20,11 @@ export interface ChargeDeps {
   events: EventRecorder
   /** hosted-page addresses made outside a request (the recovery sweep finishing an authorization) */
   hostedPageUrl: HostedPageUrl
+  /**
+   * How long a payer may take to answer, by the account's time: the recovery sweep then fails the
+   * charge, and an answer is refused from then on, before the sweep has come to it
+   */
+  payerTimeoutMs?: number | undefined
 }
 
 /** The payer step and how the charge shows it, kept with the charge while it is pending. */

@@ -1,5 +1,6 @@
 import { timingSafeEqualText } from '../../crypto/vault.js'
 import { isAwaitingPayer } from '../../domain/charge-state.js'
+import { millisBetween, timestampNow } from '../../domain/time.js'
 import { AppError, notFound } from '../../errors.js'
 import { type PayerAnswer, type PayerStep, ProcessorError } from '../../processor/processor.js'
 import type { ChargeView } from '../../schemas/charge.js'
@@ -7,6 +8,7 @@ import { findAccount } from '../../store/accounts.js'
 import { type ChargeRow, getChargeById, patchCharge } from '../../store/charges.js'
 import type { Scope } from '../../store/scope.js'
 import { getSourceWithCard, type SourceWithCard } from '../../store/sources.js'
+import { accountNow } from '../../store/test-clocks.js'
 import { type Authorizations, processorFailure } from './authorization.js'
 import type { CaptureAndVoid } from './capture-void.js'
 import type { AuthorizationResult, ChargeContext, HostedPageUrl, StoredAction } from './context.js'
@@ -77,6 +79,8 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
     authorizeStep: (c: ChargeRow, action: StoredAction) => void,
     url: HostedPageUrl,
   ): Promise<ChargeView> {
+    const timeoutMs = ctx.payerTimeoutMs
+    const now = timeoutMs === undefined ? undefined : ((await accountNow(db, scope)) ?? timestampNow())
     const { row } = await operations.begin(
       scope,
       id,
@@ -87,6 +91,9 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
         }
         if (!isAwaitingPayer(c) || !c.action) {
           throw new AppError('charge_not_pending', `A ${c.status} charge is not waiting for the payer`)
+        }
+        if (now !== undefined && millisBetween(c.updated_at, now) > (timeoutMs as number)) {
+          throw new AppError('charge_not_pending', 'The time to answer this charge has run out: it is failing')
         }
         authorizeStep(c, c.action as unknown as StoredAction)
       },
