@@ -326,8 +326,9 @@ export function createClient(options: ClientOptions) {
      * Every object of a list, page after page: `for await (const c of jackdaw.all(jackdaw.charges.list, {status: 'failed'}))`.
      */
     async *all<T extends { id?: string | undefined }, P extends ListParams>(
-      list: (params: P, opts?: RequestOptions) => Promise<List<T>>,
-      params: P = {} as P,
+      list: (params?: P, opts?: RequestOptions) => Promise<List<T>>,
+      // the list's own parameters, as its function takes them (a status filter, say)
+      params: NoInfer<P> = {} as P,
       opts?: RequestOptions,
     ): AsyncGenerator<T> {
       let page = await list(params, opts)

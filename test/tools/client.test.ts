@@ -177,6 +177,10 @@ describe('the client against the service', () => {
     const all: string[] = []
     for await (const c of jackdaw.all(jackdaw.charges.list, { limit: 2 })) all.push(c.id)
     expect(all).toEqual([threeDs.id, toVoid.id, uncaptured.id])
+    // with the list's own filter, typed as its function takes it
+    const voided: string[] = []
+    for await (const c of jackdaw.all(jackdaw.charges.list, { status: 'voided', limit: 1 })) voided.push(c.id)
+    expect(voided).toEqual([toVoid.id])
   })
 
   it('errors are JackdawError with the status, the envelope and the request id', async () => {
