@@ -189,10 +189,20 @@ async function main(argv: string[]) {
         print({ account: accountId, kind, mode, key }, json)
         return
       }
-      throw new UsageError(`unknown command: account ${sub ?? ''}`.trim())
+      throw new UsageError(
+        sub
+          ? `unknown command: account ${sub}`
+          : 'account takes a command: create or roll-key (jackdaw account --help)',
+      )
     }
     case 'webhook-secret': {
-      if (sub !== 'roll') throw new UsageError(`unknown command: webhook-secret ${sub ?? ''}`.trim())
+      if (sub !== 'roll') {
+        throw new UsageError(
+          sub
+            ? `unknown command: webhook-secret ${sub}`
+            : 'webhook-secret takes a command: roll (jackdaw webhook-secret --help)',
+        )
+      }
       if (!values.account) throw new UsageError('--account is required')
       const mode = choice(values.mode, ['test', 'live'] as const, 'mode')
       const accountId = values.account

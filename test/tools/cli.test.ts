@@ -93,6 +93,9 @@ describe('the command line on the embedded store', () => {
     const workers = await runToEnd(['src/cli.ts', 'serve', '--workers', 'two'], env)
     expect(workers.code).toBe(2)
     expect(workers.output).toMatch(/--workers must be 1 to 64/)
+    const bare = await runToEnd(['src/cli.ts', 'account'], env)
+    expect(bare.code).toBe(2)
+    expect(bare.output).toMatch(/account takes a command: create or roll-key/)
     // run where no store is, a command makes none of its own
     const nowhere = path.join(dir, 'elsewhere', 'data')
     const lost = await runToEnd(['src/cli.ts', 'account', 'create', '--name', 'Lost'], {
