@@ -17,61 +17,45 @@ function expectUnavailable(res: Reply) {
   expect(res.headers['retry-after']).toBe('1')
 }
 
-describe('a full disk', () => {
+// PostgreSQL's own errors, raised where an insert of a customer would write
+const REFUSALS = [
+  {
+    what: 'a full disk',
+    code: 'disk_full',
+    text: 'could not extend file "base/1/2": No space left on device',
+    logged: 'database unavailable',
+  },
+  { what: 'a deadlock', code: 'deadlock_detected', text: 'deadlock detected', logged: 'transaction conflict' },
+]
+
+describe.each(REFUSALS)('$what', ({ what, code, text, logged }) => {
   let t: TestApp
   beforeAll(async () => {
     t = await testApp()
   })
   afterAll(() => t.close())
 
-  it('answers 503 without the database’s words, and the same request succeeds once there is room', async () => {
-    // PostgreSQL's own error for a full disk, raised where an insert would extend its table
+  it('answers 503 without the database’s words, and the same request succeeds once it can', async () => {
     await t.db.exec(`
-      CREATE FUNCTION no_room() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN RAISE EXCEPTION 'could not extend file "base/1/2": No space left on device' USING ERRCODE = 'disk_full'; END $$;
-      CREATE TRIGGER no_room BEFORE INSERT ON customers FOR EACH ROW EXECUTE FUNCTION no_room();`)
-    const body = { email: 'room@example.com', description: 'Full disk' }
-    const key = { 'idempotency-key': 'full-disk-1' }
-    const refused = await t.sk.post('/v2/customers/', body, key)
-    expectUnavailable(refused)
-    expect(refused.text).not.toMatch(/extend|No space|base\//)
-    expect(t.logs.join('')).toContain('database unavailable')
+      CREATE FUNCTION refused() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION '${text}' USING ERRCODE = '${code}'; END $$;
+      CREATE TRIGGER refused BEFORE INSERT ON customers FOR EACH ROW EXECUTE FUNCTION refused();`)
+    const body = { email: 'room@example.com', description: what }
+    const key = { 'idempotency-key': `${code}-1` }
+    const answer = await t.sk.post('/v2/customers/', body, key)
+    expectUnavailable(answer)
+    expect(answer.text).not.toMatch(/extend|No space|base\/|deadlock/)
+    expect(t.logs.join('')).toContain(logged)
     // reading still works
     expect((await t.sk.get('/v2/customers/')).status).toBe(200)
 
-    await t.db.exec('DROP TRIGGER no_room ON customers')
+    await t.db.exec('DROP TRIGGER refused ON customers')
     const made = await t.sk.post('/v2/customers/', body, key)
     expect(made.status, made.text).toBe(201)
     const again = await t.sk.post('/v2/customers/', body, key)
     expect(again.body.id).toBe(made.body.id)
     const listed = (await t.sk.get('/v2/customers/')).body.data
     expect(listed.map((c: { id: string }) => c.id)).toEqual([made.body.id])
-  })
-})
-
-describe('a transaction the database stopped for meeting another', () => {
-  let t: TestApp
-  beforeAll(async () => {
-    t = await testApp()
-  })
-  afterAll(() => t.close())
-
-  it('answers 503 to retry, wrote nothing, and the same request succeeds after', async () => {
-    // PostgreSQL's own error for a deadlock victim, raised where the insert would write
-    await t.db.exec(`
-      CREATE FUNCTION stopped() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = 'deadlock_detected'; END $$;
-      CREATE TRIGGER stopped BEFORE INSERT ON customers FOR EACH ROW EXECUTE FUNCTION stopped();`)
-    const body = { email: 'met@example.com', description: 'Deadlock' }
-    const key = { 'idempotency-key': 'deadlock-1' }
-    const refused = await t.sk.post('/v2/customers/', body, key)
-    expectUnavailable(refused)
-    expect(refused.text).not.toMatch(/deadlock/)
-    expect(t.logs.join('')).toContain('transaction conflict')
-    await t.db.exec('DROP TRIGGER stopped ON customers')
-    const made = await t.sk.post('/v2/customers/', body, key)
-    expect(made.status, made.text).toBe(201)
-    expect((await t.sk.get('/v2/customers/')).body.data.map((c: { id: string }) => c.id)).toEqual([made.body.id])
   })
 })
 
