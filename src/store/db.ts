@@ -152,6 +152,14 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
   await pool.query('SELECT 1')
   const transaction = async <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> => {
     const client = await pool.connect()
+    // A connection lost while the transaction holds it fails the statement under way; the client
+    // also reports it as an event, which must not take the process down (the pool listens only
+    // to idle clients). The broken client is then let go of, not put back.
+    let lost: Error | undefined
+    const onLost = (err: Error) => {
+      lost = err
+    }
+    client.on('error', onLost)
     try {
       await client.query('BEGIN')
       const result = await fn({
@@ -163,10 +171,12 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
       await client.query('COMMIT')
       return result
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {})
+      if (!lost) await client.query('ROLLBACK').catch(() => {})
       throw err
     } finally {
-      client.release()
+      // a lost client keeps its listener: it is ended, and may report more on the way
+      if (!lost) client.off('error', onLost)
+      client.release(lost)
     }
   }
   return {
