@@ -91,6 +91,39 @@ describe('npx jackdaw', () => {
   }, 240_000)
 })
 
+describe("npm start's build step", () => {
+  it('builds when a source, the dashboard, a build script or package.json is newer than the build, and not otherwise', async () => {
+    // @ts-expect-error: a script of the build, in plain JavaScript
+    const { buildState } = await import('../../scripts/build-state.mjs')
+    const root = mkdtempSync(path.join(tmpdir(), 'jackdaw-build-'))
+    try {
+      const at = (file: string, time: string) => {
+        mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
+        writeFileSync(path.join(root, file), '')
+        utimesSync(path.join(root, file), new Date(time), new Date(time))
+      }
+      for (const input of ['src/a.ts', 'dashboard/b.tsx', 'scripts/c.mjs', 'package.json', 'package-lock.json'])
+        at(input, '2026-01-01')
+      expect(buildState(root)).toMatchObject({ builtAt: 0, stale: true })
+      for (const output of ['dist/cli.js', 'dist/service.mjs', 'dist/dashboard/app.js']) at(output, '2026-02-01')
+      expect(buildState(root).stale).toBe(false)
+      // every npm install writes package-lock.json again: it is not a source
+      at('package-lock.json', '2026-03-01')
+      expect(buildState(root).stale).toBe(false)
+      for (const input of ['src/deep/d.ts', 'dashboard/b.tsx', 'scripts/c.mjs', 'package.json']) {
+        at(input, '2026-03-01')
+        expect(buildState(root).stale, input).toBe(true)
+        at(input, '2026-01-01')
+      }
+      // an output missing (a build stopped halfway) makes it stale too
+      rmSync(path.join(root, 'dist/service.mjs'))
+      expect(buildState(root).stale).toBe(true)
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  })
+})
+
 describe('jackdaw/client', () => {
   const dir = path.resolve('.scratch/client-consumer')
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
