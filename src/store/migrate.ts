@@ -45,7 +45,8 @@ export function migrationsDigest(): string {
  * is neither.
  */
 export async function migrate(db: Db, upTo = Number.POSITIVE_INFINITY): Promise<string[]> {
-  const migrations = loadMigrations().filter((m) => m.version <= upTo)
+  const known = loadMigrations()
+  const migrations = known.filter((m) => m.version <= upTo)
   const applied: string[] = []
   await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock(7316001)')
@@ -59,8 +60,8 @@ export async function migrate(db: Db, upTo = Number.POSITIVE_INFINITY): Promise<
       `SELECT version, name, to_jsonb(m) ->> 'digest' AS digest FROM schema_migrations m ORDER BY version`,
     )
     for (const r of recorded.rows) {
-      const known = loadMigrations().find((m) => m.version === r.version)
-      if (known?.name !== r.name || known.digest !== r.digest) {
+      const same = known.find((m) => m.version === r.version)
+      if (same?.name !== r.name || same.digest !== r.digest) {
         throw new SchemaMismatchError(
           `the database's schema was made by another version of Jackdaw (its migration ${r.name} is not this ` +
             "version's), and cannot be brought up to date: give the service a new database (with the embedded " +
