@@ -160,7 +160,8 @@ describe('the dashboard', { retry: 1, timeout: 60_000 }, () => {
 
     // pages as the API does: four at a time would take two pages; here through start_after
     await page.getByRole('link', { name: 'All', exact: true }).click()
-    await rows.first().waitFor()
+    // the filtered page stays up until the whole list has loaded
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 6)
     const firstIds = await page.locator('tbody .id').allTextContents()
     await page.evaluate((after) => {
       location.hash = `#/charges?start_after=${after}`
