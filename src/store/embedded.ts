@@ -119,25 +119,45 @@ function writeSettings(
 }
 
 /** The address of the server running on the cluster, from its postmaster.pid; a stale file is removed. */
+/**
+ * Whether a PostgreSQL server runs as process `pid`: not another program that took the number of
+ * a server that died, nor a server killed and not yet reaped (a zombie, whose parent died: in a
+ * container whose first process reaps orphans late or never, it can stay one for long).
+ */
+function isLivePostgres(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  if (process.platform !== 'linux') return true
+  try {
+    // `pid (comm) state …`
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const close = stat.lastIndexOf(')')
+    const state = stat.slice(close + 2, close + 3)
+    return stat.slice(stat.indexOf('(') + 1, close) === 'postgres' && state !== 'Z' && state !== 'X'
+  } catch {
+    return false
+  }
+}
+
 function runningServer(cluster: string): { pid: number; address: Address } | undefined {
   const pidFile = path.join(cluster, 'postmaster.pid')
   if (!existsSync(pidFile)) return undefined
   const lines = readFileSync(pidFile, 'utf8').split('\n')
   const pid = Number(lines[0])
-  let alive = false
-  try {
-    process.kill(pid, 0)
-    // a process of that number that is not PostgreSQL took the number of a server that died
-    alive = process.platform !== 'linux' || readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres'
-  } catch {
-    alive = false
-  }
-  if (!alive) {
+  const port = Number(lines[3])
+  const socketDir = lines[4]?.trim()
+  if (!isLivePostgres(pid)) {
+    // PostgreSQL would take a zombie for a running server too, and refuse to start over its locks
+    const socketLock = socketDir ? path.join(socketDir, `.s.PGSQL.${port}.lock`) : undefined
+    if (socketLock && existsSync(socketLock) && Number(readFileSync(socketLock, 'utf8').split('\n')[0]) === pid) {
+      rmSync(socketLock, { force: true })
+    }
     rmSync(pidFile, { force: true })
     return undefined
   }
-  const port = Number(lines[3])
-  const socketDir = lines[4]?.trim()
   return { pid, address: socketDir ? { host: socketDir, port } : { host: '127.0.0.1', port } }
 }
 
@@ -224,7 +244,13 @@ export async function startEmbedded(dir: string, opts: EmbeddedOptions = {}): Pr
   for (let attempt = 1; !owner; attempt++) {
     const running = runningServer(cluster)
     if (running) {
-      const lock = await takeOwnership(urlOf(running.address, password, 'postgres'))
+      const gone = () => !isLivePostgres(running.pid)
+      const lock = await takeOwnership(urlOf(running.address, password, 'postgres'), gone).catch((err: unknown) => {
+        // it died while this start waited for it: looked at again, it is not running
+        if (gone() && attempt <= 3) return 'gone' as const
+        throw err
+      })
+      if (lock === 'gone') continue
       if (!lock && opts.shared) {
         return {
           url: urlOf(running.address, password, database),
