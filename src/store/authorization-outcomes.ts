@@ -1,5 +1,5 @@
 import { sharedStatement } from './batch.js'
-import { type ChargePatch, patchJson, patchSetsFromJson } from './charges.js'
+import { type ChargePatch, type ChargeRow, patchJson, patchSetsFromJson } from './charges.js'
 import type { Queryable } from './db.js'
 import type { Scope } from './scope.js'
 import type { SourceAfterAuthorization } from './sources.js'
@@ -15,7 +15,12 @@ export interface EventToStore {
 /** Everything an authorization's result changes, worked out by the caller, at one time. */
 export interface AuthorizationOutcome {
   scope: Scope
-  chargeId: string
+  /**
+   * the charge as the run that decided it read it: the outcome is recorded while that run still
+   * holds the charge's operation (store/charges.ts, patchHeldCharge), or, when the recovery sweep
+   * let a payer's answer go, while the charge still waits for the step that run answered
+   */
+  held: Pick<ChargeRow, 'id' | 'processing_since' | 'action_token'>
   /** the charge's columns as decided; its operation is done */
   charge: ChargePatch
   source: { id: string } & SourceAfterAuthorization
@@ -29,41 +34,50 @@ export interface AuthorizationOutcome {
 /**
  * Records authorizations' outcomes in one statement, and so one round trip and one commit: each
  * charge as decided, its source as the processor left it, its event and the event's notify call.
- * Concurrent calls share the statement (store/batch.ts), each a row of its arrays; one charge's
- * outcome is recorded once, by the operation that holds it, so no two rows name one charge.
+ * Concurrent calls share the statement (store/batch.ts), each a row of its arrays. Answers, for each,
+ * whether it was recorded: not when another run of the operation ended it first.
  */
 const recordOutcomes = sharedStatement(
   async (db, items: AuthorizationOutcome[]) => {
     const col = <T>(f: (o: AuthorizationOutcome) => T) => items.map(f)
     const json = (v: object | null) => (v === null ? null : JSON.stringify(v))
-    await db.query(
+    const res = await db.query<{ id: string }>(
       `WITH v AS (
          SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::boolean[], $4::jsonb[], $5::text[], $6::text[],
            $7::text[], $8::boolean[], $9::boolean[], $10::boolean[], $11::text[], $12::text[], $13::boolean[],
-           $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+           $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::text[])
            AS v (charge_id, at, reversal_owed, patch, source_id, card, bank_account, erase_security_code,
              erase_card_number, source_changed, event_id, account_id, livemode, event_type, event_data, delivery_id,
-             delivery_url, delivery_payload)
+             delivery_url, delivery_payload, held_since, held_action_token)
+       ), source_locked AS (
+         -- sources before charges, the order a new charge and a customer's delete lock them in
+         SELECT s.id FROM sources s JOIN v ON s.id = v.source_id ORDER BY s.id FOR UPDATE OF s
        ), charge AS (
          UPDATE charges c SET ${patchSetsFromJson('c', 'v.patch').join(', ')}, updated_at = v.at,
            reversal_asked_at = CASE WHEN v.reversal_owed THEN now() ELSE c.reversal_asked_at END
-         FROM v WHERE c.id = v.charge_id
+         FROM v JOIN source_locked ON source_locked.id = v.source_id WHERE c.id = v.charge_id
+           AND (c.processing_since = v.held_since OR (c.processing IS NULL AND c.action_token = v.held_action_token))
+         RETURNING c.id
+       ), recorded AS (
+         SELECT v.* FROM v JOIN charge ON charge.id = v.charge_id
        ), source AS (
          UPDATE sources s SET card = v.card::json, bank_account = v.bank_account::json,
            card_cvc_enc = CASE WHEN v.erase_security_code THEN NULL ELSE s.card_cvc_enc END,
            card_number_enc = CASE WHEN v.erase_card_number THEN NULL ELSE s.card_number_enc END,
            updated_at = CASE WHEN v.source_changed THEN v.at ELSE s.updated_at END
-         FROM v WHERE s.id = v.source_id
+         FROM recorded v WHERE s.id = v.source_id
        ), event AS (
          INSERT INTO events (id, account_id, livemode, type, charge_id, data, created_at)
-         SELECT v.event_id, v.account_id, v.livemode, v.event_type, v.charge_id, v.event_data::json, v.at FROM v
+         SELECT v.event_id, v.account_id, v.livemode, v.event_type, v.charge_id, v.event_data::json, v.at FROM recorded v
+       ), delivery AS (
+         INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
+         SELECT v.delivery_id, v.account_id, v.livemode, v.event_id, v.event_type, v.delivery_url, v.delivery_payload,
+           'pending', now()
+         FROM recorded v WHERE v.delivery_id IS NOT NULL
        )
-       INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
-       SELECT v.delivery_id, v.account_id, v.livemode, v.event_id, v.event_type, v.delivery_url, v.delivery_payload,
-         'pending', now()
-       FROM v WHERE v.delivery_id IS NOT NULL`,
+       SELECT id FROM charge`,
       [
-        col((o) => o.chargeId),
+        col((o) => o.held.id),
         col((o) => o.at),
         col((o) => o.reversalOwed),
         col((o) => patchJson({ ...o.charge, processing: null })),
@@ -81,9 +95,12 @@ const recordOutcomes = sharedStatement(
         col((o) => o.event.delivery?.id ?? null),
         col((o) => o.event.delivery?.url ?? null),
         col((o) => o.event.delivery?.payload ?? null),
+        col((o) => o.held.processing_since),
+        col((o) => o.held.action_token),
       ],
     )
-    return items.map(() => undefined)
+    const recorded = new Set(res.rows.map((r) => r.id))
+    return items.map((o) => recorded.has(o.held.id))
   },
   // a vaulted source may be charged twice at once: its two outcomes go in turn
   { key: (o) => o.source.id },
@@ -93,7 +110,8 @@ const recordOutcomes = sharedStatement(
  * Records an authorization's outcome in one statement, and so one round trip and one commit: the
  * charge as decided, its source as the processor left it, its event and the event's notify call.
  * Every value comes from the caller, so the event holds exactly the charge the caller answers with.
+ * Answers false, having written nothing, when another run of the operation ended it first.
  */
-export function recordAuthorizationOutcome(db: Queryable, o: AuthorizationOutcome): Promise<void> {
+export function recordAuthorizationOutcome(db: Queryable, o: AuthorizationOutcome): Promise<boolean> {
   return recordOutcomes(db, o)
 }

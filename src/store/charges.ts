@@ -20,6 +20,11 @@ export interface ChargeRow {
   capture: boolean
   require_auth: boolean
   processing: string | null
+  /**
+   * when the operation under way began (the real time), or was last claimed by the recovery sweep:
+   * it names that run of the operation, whose outcome is recorded only while it still holds
+   */
+  processing_since: string | null
   action: Record<string, unknown> | null
   action_token: string | null
   otp_attempts: number
@@ -55,6 +60,7 @@ export const CHARGE_COLUMNS = [
   'capture',
   'require_auth',
   'processing',
+  'processing_since',
   'action',
   'action_token',
   'otp_attempts',
@@ -193,6 +199,27 @@ export async function patchCharge(db: Queryable, id: string, patch: ChargePatch)
     params,
   )
   return res.rows[0] as ChargeRow
+}
+
+/**
+ * Changes a charge within the run of its operation that `held` was read in, and answers undefined
+ * once that run no longer holds it: an operation that outlasted the recovery grace may have been
+ * claimed by the sweep and run again, or resumed by a retry with its Idempotency-Key. Whichever run
+ * ends it first records its outcome; the others answer the charge as that one left it.
+ */
+export async function patchHeldCharge(
+  db: Queryable,
+  held: Pick<ChargeRow, 'id' | 'processing_since'>,
+  patch: ChargePatch,
+): Promise<ChargeRow | undefined> {
+  const params: unknown[] = [held.id, held.processing_since]
+  const sets = patchSets(patch, params)
+  const res = await db.query<ChargeRow>(
+    `UPDATE charges SET ${[...sets, 'updated_at = now()'].join(', ')}
+     WHERE id = $1 AND processing_since = $2::timestamptz RETURNING ${SELECT}`,
+    params,
+  )
+  return res.rows[0]
 }
 
 /**

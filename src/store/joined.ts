@@ -25,14 +25,14 @@ export function pick<R>(row: Record<string, unknown>, names: readonly string[], 
 
 /**
  * A row PostgreSQL turned into JSON (`to_json`, `json_agg`) comes back with its timestamps as
- * JSON shows them; this puts those named `…_at` in the API's form, in place, as the driver does
+ * JSON shows them; this puts those named `…_at` or `…_since` in the API's form, in place, as the driver does
  * for the columns of a plain row (store/db.ts, formatTimestamp).
  */
 export function timestampsFromJson<R extends object>(row: R, names: readonly (keyof R & string)[]): R {
   const values = row as Record<string, unknown>
   for (const n of names) {
     const v = values[n]
-    if (n.endsWith('_at') && typeof v === 'string') values[n] = formatTimestamp(v)
+    if ((n.endsWith('_at') || n.endsWith('_since')) && typeof v === 'string') values[n] = formatTimestamp(v)
   }
   return row
 }

@@ -260,6 +260,56 @@ describe('a charge whose payer never answers', () => {
   })
 })
 
+describe('an operation that outlasts the grace while its request is still at work', () => {
+  // the sweep (every 100 ms, grace 200 ms) takes the operation for interrupted and runs it again
+  const slow = { 'jackdaw-test-fault': 'processor_latency=1500' }
+  const eventsOf = async (id: string) =>
+    (await t.sk.get(`/v2/events/?charge=${id}`)).body.data.map((e: { type: string }) => e.type)
+
+  const authorized = async (amount: number, headers = {}) => {
+    const src = await t.sk.post('/v2/sources/', cardSource())
+    return t.sk.post('/v2/charges/', { amount, currency: 'usd', source: src.body.id, capture: false }, headers)
+  }
+
+  it('an authorization is recorded once: whichever run ends it first, the other answers the charge as recorded', async () => {
+    const created = await authorized(1200, slow)
+    expect(created.status).toBe(201)
+    expect(created.body).toMatchObject({ status: 'succeeded', authorized: true, captured: false })
+    expect(await eventsOf(created.body.id)).toEqual(['charge.succeeded'])
+    expect((await t.sk.get(`/v2/charges/${created.body.id}`)).body).toEqual(created.body)
+  })
+
+  it('a capture is recorded once', async () => {
+    const { id } = (await authorized(1200)).body
+    const captured = await t.sk.post(`/v2/charges/${id}/capture`, { amount: 1000 }, slow)
+    expect(captured.status).toBe(200)
+    expect(captured.body).toMatchObject({ status: 'succeeded', captured: true, amount: 1000 })
+    await sleep(300)
+    expect(await eventsOf(id)).toEqual(['charge.captured', 'charge.succeeded'])
+    expect((await t.sk.get(`/v2/charges/${id}`)).body).toEqual(captured.body)
+  })
+
+  it('a void is recorded once', async () => {
+    const { id } = (await authorized(900)).body
+    const voided = await t.sk.post(`/v2/charges/${id}/void`, {}, slow)
+    expect(voided.status).toBe(200)
+    expect(voided.body).toMatchObject({ status: 'voided', authorized: false })
+    await sleep(300)
+    expect(await eventsOf(id)).toEqual(['charge.voided', 'charge.succeeded'])
+  })
+
+  it("a payer's answer the sweep let go is still recorded, and once", async () => {
+    const src = await t.sk.post('/v2/sources/', cardSource({ number: '4000000000003220' }))
+    const pending = (await t.sk.post('/v2/charges/', { amount: 1500, currency: 'usd', source: src.body.id })).body
+    expect(pending.status).toBe('pending')
+    const answered = await t.sk.post(`/v2/test/charges/${pending.id}/authorize`, { decision: 'approve' }, slow)
+    expect(answered.status).toBe(200)
+    expect(answered.body).toMatchObject({ status: 'succeeded', captured: true })
+    await sleep(300)
+    expect(await eventsOf(pending.id)).toEqual(['charge.succeeded', 'charge.pending'])
+  })
+})
+
 describe('the listen address `jackdaw serve` gives the sweep', () => {
   it('is the host and port it binds, the machine name for every interface, none for port 0', () => {
     expect(listenUrlOf({ HOST: '127.0.0.1', PORT: 8080 })).toBe('http://127.0.0.1:8080')

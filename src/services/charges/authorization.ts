@@ -4,13 +4,13 @@ import { type PaymentRequest, type Processor, ProcessorError } from '../../proce
 import type { ChargeView } from '../../schemas/charge.js'
 import type { SourceType } from '../../schemas/source.js'
 import { recordAuthorizationOutcome } from '../../store/authorization-outcomes.js'
-import { type ChargePatch, type ChargeRow, settleReversal } from '../../store/charges.js'
+import { type ChargePatch, type ChargeRow, getCharge, settleReversal } from '../../store/charges.js'
 import { seededToken } from '../../store/ids.js'
 import type { Scope } from '../../store/scope.js'
 import type { SourceRow, SourceWithCard } from '../../store/sources.js'
 import { type AccountTimeReading, accountNow } from '../../store/test-clocks.js'
 import type { AuthorizationResult, ChargeContext, HostedPageUrl, StoredAction } from './context.js'
-import { chargeView } from './views.js'
+import { chargeView, loadView } from './views.js'
 
 const PROCESSOR_FAULT: Record<ProcessorError['kind'], string> = {
   timeout: 'did not answer in time',
@@ -144,10 +144,10 @@ export function authorizations(ctx: ChargeContext) {
   /**
    * Records an authorization's result: the charge as decided with its operation done, its source
    * as the processor left it, and its event, in one statement. The charge is worked out from the
-   * row in hand: the operation under way holds it, so nothing else changes it meanwhile. Card data
-   * serves the authorization only: the security code is erased once it is decided, and so is a
-   * single-use source's number (a saved card keeps it, to be charged again). `readTime`: the
-   * account's time as read with the charge, if it was.
+   * row in hand: the run of the operation that read it holds it, and the outcome is recorded only
+   * while it still does. Card data serves the authorization only: the security code is erased once
+   * it is decided, and so is a single-use source's number (a saved card keeps it, to be charged
+   * again). `readTime`: the account's time as read with the charge, if it was.
    */
   async function record(
     scope: Scope,
@@ -180,9 +180,9 @@ export function authorizations(ctx: ChargeContext) {
     // refunds come only after an authorization, so there are none yet
     const view = chargeView({ ...charge, ...patch, processing: null, updated_at: at }, settled, [])
     const event = await events.prepare(scope, eventType, view, at)
-    await recordAuthorizationOutcome(db, {
+    const recorded = await recordAuthorizationOutcome(db, {
       scope,
-      chargeId: charge.id,
+      held: charge,
       charge: patch,
       source: {
         id: source.id,
@@ -196,6 +196,8 @@ export function authorizations(ctx: ChargeContext) {
       event,
       at,
     })
+    // another run of the operation ended it first: the charge is as that run recorded it
+    if (!recorded) return loadView(db, (await getCharge(db, scope, charge.id)) as ChargeRow)
     events.stored(event)
     // the reversal is owed in the store already: the charge is answered without waiting a second
     // call timeout for it, and a process that dies meanwhile leaves it to the recovery sweep

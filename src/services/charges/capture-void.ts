@@ -2,7 +2,7 @@ import { type ChargeState, canCapture, canVoid } from '../../domain/charge-state
 import { AppError, notFound } from '../../errors.js'
 import { type Processor, ProcessorError } from '../../processor/processor.js'
 import type { ChargeView } from '../../schemas/charge.js'
-import { type ChargePatch, type ChargeRow, getCharge, patchCharge } from '../../store/charges.js'
+import { type ChargePatch, type ChargeRow, getCharge, patchCharge, patchHeldCharge } from '../../store/charges.js'
 import type { Scope } from '../../store/scope.js'
 import { type ChargeContext, refuse } from './context.js'
 import { loadView } from './views.js'
@@ -21,7 +21,7 @@ export function captureAndVoid(ctx: ChargeContext) {
   async function begin(
     scope: Scope,
     id: string,
-    operation: string,
+    operation: (c: ChargeRow) => string,
     check: (c: ChargeState & ChargeRow) => void,
     key: string | undefined,
   ): Promise<{ row: ChargeRow; resumed: boolean }> {
@@ -31,19 +31,27 @@ export function captureAndVoid(ctx: ChargeContext) {
       if (key !== undefined && row.operation_key === key) return { row, resumed: true }
       check(row)
       return {
-        row: await patchCharge(tx, id, { processing: operation, operation_key: key ?? null }),
+        row: await patchCharge(tx, id, { processing: operation(row), operation_key: key ?? null }),
         resumed: false,
       }
     })
   }
 
-  /** Records an operation's outcome and its event, in one transaction. */
-  async function finish(scope: Scope, id: string, patch: ChargePatch, eventType: string): Promise<ChargeView> {
-    return db.transaction(async (tx) => {
-      const view = await loadView(tx, await patchCharge(tx, id, patch))
+  /** The charge as the run of its operation that ended it first left it. */
+  async function endedElsewhere(scope: Scope, id: string): Promise<ChargeView> {
+    return loadView(db, (await getCharge(db, scope, id)) as ChargeRow)
+  }
+
+  /** Records an operation's outcome and its event, in one transaction, while the run holds it. */
+  async function finish(scope: Scope, held: ChargeRow, patch: ChargePatch, eventType: string): Promise<ChargeView> {
+    const view = await db.transaction(async (tx) => {
+      const row = await patchHeldCharge(tx, held, patch)
+      if (!row) return undefined
+      const view = await loadView(tx, row)
       await events.record(tx, scope, eventType, view)
       return view
     })
+    return view ?? endedElsewhere(scope, held.id)
   }
 
   /**
@@ -53,16 +61,25 @@ export function captureAndVoid(ctx: ChargeContext) {
    * retry with the same Idempotency-Key sends it at once. Only a first call that the processor
    * refused (4xx) or that never reached it surely did nothing, and a fault of the service's own did
    * nothing at the processor; then the charge is let go as it was, with its key. A `repeated` call
-   * follows one that may have reached the processor: its refusal says nothing of that one.
+   * follows one that may have reached the processor: its refusal says nothing of that one. When
+   * another run of the operation ended it meanwhile, the charge is answered as that run left it.
    */
-  async function unanswered(id: string, what: string, err: unknown, repeated: boolean): Promise<never> {
+  async function unanswered(
+    scope: Scope,
+    held: ChargeRow,
+    what: string,
+    err: unknown,
+    repeated: boolean,
+  ): Promise<ChargeView> {
     if (err instanceof ProcessorError && (repeated || !err.didNothing)) {
       throw new AppError(
         'processor_error',
         `The payment processor gave no answer to the ${what} (${err.kind}); it is sent again in the background until it answers, and the charge then shows the outcome`,
       )
     }
-    await patchCharge(db, id, { processing: null, operation_key: null })
+    if (!(await patchHeldCharge(db, held, { processing: null, operation_key: null }))) {
+      return endedElsewhere(scope, held.id)
+    }
     if (err instanceof ProcessorError) {
       const fault = err.kind === 'refused' ? `refused the ${what} request` : `could not be reached for the ${what}`
       throw new AppError('processor_error', `The payment processor ${fault}; nothing changed`)
@@ -70,9 +87,19 @@ export function captureAndVoid(ctx: ChargeContext) {
     throw err
   }
 
-  /** The processor refused: not a fault of the service, so a 400 the client can act on. */
-  async function declined(id: string, what: string, failure: { reason: string }): Promise<never> {
-    await patchCharge(db, id, { processing: null, operation_key: null })
+  /**
+   * The processor refused: not a fault of the service, so a 400 the client can act on (unless
+   * another run of the operation ended it meanwhile: the charge is then answered as it left it).
+   */
+  async function declined(
+    scope: Scope,
+    held: ChargeRow,
+    what: string,
+    failure: { reason: string },
+  ): Promise<ChargeView> {
+    if (!(await patchHeldCharge(db, held, { processing: null, operation_key: null }))) {
+      return endedElsewhere(scope, held.id)
+    }
     throw new AppError('processor_declined', `The processor refused the ${what}: ${failure.reason}`)
   }
 
@@ -90,10 +117,10 @@ export function captureAndVoid(ctx: ChargeContext) {
       // the processor's reference names the authorization: no card data is needed past it
       outcome = await call(ctx.processorFor(scope.livemode), row.processor_ref ?? '')
     } catch (err) {
-      return unanswered(row.id, what, err, repeated)
+      return unanswered(scope, row, what, err, repeated)
     }
-    if (outcome.outcome === 'declined') return declined(row.id, what, outcome.failure)
-    return finish(scope, row.id, { ...done.patch, processing: null }, done.eventType)
+    if (outcome.outcome === 'declined') return declined(scope, row, what, outcome.failure)
+    return finish(scope, row, { ...done.patch, processing: null }, done.eventType)
   }
 
   const sendCapture = (scope: Scope, row: ChargeRow, amount: number, repeated: boolean) =>
@@ -133,18 +160,22 @@ export function captureAndVoid(ctx: ChargeContext) {
     const { row, resumed } = await begin(
       scope,
       id,
-      captureOperation(amount ?? 0),
+      (c) => captureOperation(amount ?? c.amount),
       (c) => refuse(canCapture(c, amount)),
       key,
     )
     if (resumed) return resume(scope, row) ?? loadView(db, row)
-    const captured = amount ?? row.amount
-    if (amount === undefined) await patchCharge(db, id, { processing: captureOperation(captured) })
-    return sendCapture(scope, row, captured, false)
+    return sendCapture(scope, row, amount ?? row.amount, false)
   }
 
   async function voidCharge(scope: Scope, id: string, key?: string): Promise<ChargeView> {
-    const { row, resumed } = await begin(scope, id, 'void', (c) => refuse(canVoid(c)), key)
+    const { row, resumed } = await begin(
+      scope,
+      id,
+      () => 'void',
+      (c) => refuse(canVoid(c)),
+      key,
+    )
     if (resumed) return resume(scope, row) ?? loadView(db, row)
     return sendVoid(scope, row, false)
   }

@@ -5,7 +5,7 @@ import { AppError, notFound } from '../../errors.js'
 import { type PayerAnswer, type PayerStep, ProcessorError } from '../../processor/processor.js'
 import type { ChargeView } from '../../schemas/charge.js'
 import { findAccount } from '../../store/accounts.js'
-import { type ChargeRow, getChargeById, patchCharge } from '../../store/charges.js'
+import { type ChargeRow, getChargeById, patchHeldCharge } from '../../store/charges.js'
 import type { Scope } from '../../store/scope.js'
 import { getSourceWithCard, type SourceWithCard } from '../../store/sources.js'
 import { accountNow } from '../../store/test-clocks.js'
@@ -84,7 +84,7 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
     const { row } = await operations.begin(
       scope,
       id,
-      'authorize',
+      () => 'authorize',
       (c) => {
         if (c.status === 'pending' && c.processing) {
           throw new AppError('charge_not_pending', 'An answer to this charge is already being processed')
@@ -112,7 +112,7 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
       )
     } catch (err) {
       if (!(err instanceof ProcessorError)) {
-        await patchCharge(db, id, { processing: null })
+        await patchHeldCharge(db, row, { processing: null })
         throw err
       }
       result = processorFailure(processor, err, true)
@@ -122,7 +122,7 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
     if (attempts >= MAX_OTP_ATTEMPTS) {
       return auth.record(scope, { ...row, otp_attempts: attempts }, source, otpAttemptsExceeded(attempts), url)
     }
-    await patchCharge(db, id, { processing: null, otp_attempts: attempts })
+    await patchHeldCharge(db, row, { processing: null, otp_attempts: attempts })
     throw new AppError(
       'otp_invalid',
       `The one-time password is not correct; ${MAX_OTP_ATTEMPTS - attempts} tries left`,

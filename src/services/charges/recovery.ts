@@ -5,7 +5,7 @@ import {
   claimInterrupted,
   claimReversalsOwed,
   getChargeById,
-  patchCharge,
+  patchHeldCharge,
 } from '../../store/charges.js'
 import { claimPendingRefunds } from '../../store/refunds.js'
 import type { Scope } from '../../store/scope.js'
@@ -61,7 +61,13 @@ export function recovery(ctx: ChargeContext, auth: Authorizations, operations: C
       const source = (await getSourceWithCard(db, scope, row.source_id)) as SourceWithCard
       return auth.authorize(scope, row, source, url, { repeated: true })
     }
-    return operations.resume(scope, row) ?? loadView(db, await patchCharge(db, row.id, { processing: null }))
+    const resumed = operations.resume(scope, row)
+    if (resumed) return resumed
+    // a payer's answer still at work elsewhere may record its outcome all the same (store/authorization-outcomes.ts)
+    return loadView(
+      db,
+      (await patchHeldCharge(db, row, { processing: null })) ?? ((await getChargeById(db, row.id)) as ChargeRow),
+    )
   }
 
   /**
