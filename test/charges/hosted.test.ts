@@ -250,6 +250,18 @@ describe('hosted page: refusals', () => {
     expect(await charge(h.charge.id)).toEqual(before)
   })
 
+  it('a link or form the page cannot read is a 400 page, never JSON, and changes nothing', async () => {
+    const h = await pending({ type: 'wallet_a', redirect: REDIRECT })
+    const before = await charge(h.charge.id)
+    const twice = await t.anon.get(`${h.action}?token=${h.token}&token=${h.token}`)
+    expectHtml(twice, 400)
+    expect(twice.text).toContain('This payment link is not valid.')
+    expect(twice.text).not.toContain(h.token)
+    expectHtml(await submit(h.action, { token: 'x'.repeat(201), decision: 'approve' }), 400)
+    expectHtml(await submit(h.action, { token: h.token, decision: 'approve', pad: 'x'.repeat(5000) }), 413)
+    expect(await charge(h.charge.id)).toEqual(before)
+  })
+
   it("another charge's token does not open this charge", async () => {
     const a = await pending({ type: 'wallet_a', redirect: REDIRECT })
     const b = await pending({ type: 'wallet_b', redirect: REDIRECT })

@@ -1,6 +1,6 @@
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { formatAmount } from '../../domain/amount-format.js'
 import { redirectAddressProblem } from '../../domain/redirect-address.js'
@@ -72,6 +72,21 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
   app.addHook('onRequest', (_request, reply, done) => {
     reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer')
     done()
+  })
+
+  // a payer's browser gets a page, never the API's JSON, for whatever it sent wrong too: a link
+  // with its token twice or too long, a form too large, too many tries; a fault of the service
+  // goes on to the API's handler
+  app.setErrorHandler((err: FastifyError | AppError, _request, reply) => {
+    const refused = 'validation' in err
+    const status = refused ? 400 : err instanceof AppError ? err.status : (err.statusCode ?? 500)
+    if (status >= 500) throw err
+    if (err instanceof AppError && err.headers) reply.headers(err.headers)
+    const why = err instanceof AppError && !refused ? `${err.message}.` : 'This payment link is not valid.'
+    return reply
+      .code(status)
+      .type('text/html')
+      .send(page('Payment', `<h1>This payment cannot be answered</h1><p>${escapeHtml(why)}</p>`))
   })
 
   const notFound = (reply: import('fastify').FastifyReply) =>
