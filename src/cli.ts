@@ -10,6 +10,7 @@ import { makeLogger, runMain, serveCluster } from './main.js'
 import { redeliver } from './notify/deliveries.js'
 import { createProcessorServer } from './processor/server.js'
 import { Simulator } from './processor/simulator.js'
+import { EVENT_TYPES } from './schemas/event.js'
 import { accountService } from './services/accounts.js'
 import { openStore } from './store/open.js'
 
@@ -237,6 +238,14 @@ async function main(argv: string[]) {
       if (!forwardTo) throw new UsageError('--forward-to URL is required')
       const key = values.key ?? process.env.JACKDAW_API_KEY
       if (!key) throw new UsageError('--key (or JACKDAW_API_KEY) is required: a secret key of the account')
+      const events = (values.events ?? '')
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean)
+      const unknown = events.filter((e) => !(EVENT_TYPES as readonly string[]).includes(e))
+      if (unknown.length > 0) {
+        throw new UsageError(`no event has the type ${unknown.join(', ')}; the types: ${EVENT_TYPES.join(', ')}`)
+      }
       const controller = new AbortController()
       process.once('SIGINT', () => controller.abort())
       process.once('SIGTERM', () => controller.abort())
@@ -244,10 +253,7 @@ async function main(argv: string[]) {
         forwardTo,
         key,
         apiUrl: apiUrlOf(values['api-url'], process.env),
-        events: (values.events ?? '')
-          .split(',')
-          .map((e) => e.trim())
-          .filter(Boolean),
+        events,
         signal: controller.signal,
       })
       return
@@ -255,6 +261,9 @@ async function main(argv: string[]) {
     case 'trigger': {
       const key = values.key ?? process.env.JACKDAW_API_KEY
       if (!key) throw new UsageError('--key (or JACKDAW_API_KEY) is required: a secret test key of the account')
+      if (!key.startsWith('sk_test_')) {
+        throw new UsageError('scenarios run in test mode only: give a secret test key of the account (sk_test_…)')
+      }
       if (!values.list && !sub) throw new UsageError('name a scenario (jackdaw trigger --list names them)')
       const amount = values.amount
       if (amount !== undefined && !/^\d{1,15}$/.test(amount)) throw new UsageError('--amount must be a whole number')

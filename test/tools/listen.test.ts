@@ -111,4 +111,16 @@ describe('jackdaw listen', () => {
     expect(wrong.code).toBe(1)
     expect(wrong.output).toMatch(/the service answered 401/)
   })
+
+  it('refuses an event type no event has, naming the types there are', async () => {
+    const typo = await runToEnd(
+      ['src/cli.ts', 'listen', '--forward-to', receiver.url, '--events', 'charge.succeeded,charge.succeded'],
+      { JACKDAW_API_URL: t.url, JACKDAW_API_KEY: t.account.sk_test_key },
+    )
+    expect(typo.code).toBe(2)
+    expect(typo.output).toMatch(
+      /no event has the type charge\.succeded; the types: charge\.pending, charge\.succeeded,/,
+    )
+    expect(typo.output).not.toMatch(/Forwarding/)
+  })
 })

@@ -97,9 +97,12 @@ describe('jackdaw trigger', () => {
     const bad = await trigger(['charge.failed', '--decline-code', 'bad_luck'])
     expect(bad.code).toBe(1)
     expect(bad.output).toMatch(/the service answered 422: decline_code must be one of/)
+    // a live key is refused before anything is asked of the service
     const live = await trigger(['charge.succeeded', '--key', t.account.sk_live_key])
-    expect(live.code).toBe(1)
-    expect(live.output).toMatch(/the service answered 404/)
+    expect(live.code).toBe(2)
+    expect(live.output).toMatch(/scenarios run in test mode only: give a secret test key/)
+    expect(live.output).not.toContain(t.account.sk_live_key)
+    expect((await t.skLive.get('/v2/charges/')).body.data).toEqual([])
   })
 
   it('usage errors: a bad amount, no key; --help names the command', async () => {
