@@ -4,13 +4,13 @@ import { type PaymentRequest, type Processor, ProcessorError } from '../../proce
 import type { ChargeView } from '../../schemas/charge.js'
 import type { SourceType } from '../../schemas/source.js'
 import { recordAuthorizationOutcome } from '../../store/authorization-outcomes.js'
-import { type ChargePatch, type ChargeRow, getCharge, settleReversal } from '../../store/charges.js'
+import { type ChargePatch, type ChargeRow, settleReversal } from '../../store/charges.js'
 import { seededToken } from '../../store/ids.js'
 import type { Scope } from '../../store/scope.js'
 import type { SourceRow, SourceWithCard } from '../../store/sources.js'
 import { type AccountTimeReading, accountNow } from '../../store/test-clocks.js'
 import type { AuthorizationResult, ChargeContext, HostedPageUrl, StoredAction } from './context.js'
-import { chargeView, loadView } from './views.js'
+import { chargeView, currentView } from './views.js'
 
 const PROCESSOR_FAULT: Record<ProcessorError['kind'], string> = {
   timeout: 'did not answer in time',
@@ -197,7 +197,7 @@ export function authorizations(ctx: ChargeContext) {
       at,
     })
     // another run of the operation ended it first: the charge is as that run recorded it
-    if (!recorded) return loadView(db, (await getCharge(db, scope, charge.id)) as ChargeRow)
+    if (!recorded) return currentView(db, scope, charge.id)
     events.stored(event)
     // the reversal is owed in the store already: the charge is answered without waiting a second
     // call timeout for it, and a process that dies meanwhile leaves it to the recovery sweep

@@ -5,7 +5,7 @@ import type { ChargeView } from '../../schemas/charge.js'
 import { type ChargePatch, type ChargeRow, getCharge, patchCharge, patchHeldCharge } from '../../store/charges.js'
 import type { Scope } from '../../store/scope.js'
 import { type ChargeContext, refuse } from './context.js'
-import { loadView } from './views.js'
+import { currentView, loadView } from './views.js'
 
 /** `capture:<amount>`: the operation names the amount, so a recovery can finish it. */
 const captureOperation = (amount: number) => `capture:${amount}`
@@ -37,11 +37,6 @@ export function captureAndVoid(ctx: ChargeContext) {
     })
   }
 
-  /** The charge as the run of its operation that ended it first left it. */
-  async function endedElsewhere(scope: Scope, id: string): Promise<ChargeView> {
-    return loadView(db, (await getCharge(db, scope, id)) as ChargeRow)
-  }
-
   /** Records an operation's outcome and its event, in one transaction, while the run holds it. */
   async function finish(scope: Scope, held: ChargeRow, patch: ChargePatch, eventType: string): Promise<ChargeView> {
     const view = await db.transaction(async (tx) => {
@@ -51,7 +46,8 @@ export function captureAndVoid(ctx: ChargeContext) {
       await events.record(tx, scope, eventType, view)
       return view
     })
-    return view ?? endedElsewhere(scope, held.id)
+    // another run of the operation ended it first: the charge is as that run left it
+    return view ?? currentView(db, scope, held.id)
   }
 
   /**
@@ -78,7 +74,7 @@ export function captureAndVoid(ctx: ChargeContext) {
       )
     }
     if (!(await patchHeldCharge(db, held, { processing: null, operation_key: null }))) {
-      return endedElsewhere(scope, held.id)
+      return currentView(db, scope, held.id)
     }
     if (err instanceof ProcessorError) {
       const fault = err.kind === 'refused' ? `refused the ${what} request` : `could not be reached for the ${what}`
@@ -98,7 +94,7 @@ export function captureAndVoid(ctx: ChargeContext) {
     failure: { reason: string },
   ): Promise<ChargeView> {
     if (!(await patchHeldCharge(db, held, { processing: null, operation_key: null }))) {
-      return endedElsewhere(scope, held.id)
+      return currentView(db, scope, held.id)
     }
     throw new AppError('processor_declined', `The processor refused the ${what}: ${failure.reason}`)
   }

@@ -14,7 +14,7 @@ import { type Authorizations, cannotHoldUnknown } from './authorization.js'
 import type { CaptureAndVoid } from './capture-void.js'
 import type { ChargeContext, HostedPageUrl } from './context.js'
 import type { Refunds } from './refund.js'
-import { loadView } from './views.js'
+import { currentView, loadView } from './views.js'
 
 /** The failure of a charge whose payer did not answer in time. */
 function payerTimedOut(timeoutMs: number) {
@@ -64,10 +64,8 @@ export function recovery(ctx: ChargeContext, auth: Authorizations, operations: C
     const resumed = operations.resume(scope, row)
     if (resumed) return resumed
     // a payer's answer still at work elsewhere may record its outcome all the same (store/authorization-outcomes.ts)
-    return loadView(
-      db,
-      (await patchHeldCharge(db, row, { processing: null })) ?? ((await getChargeById(db, row.id)) as ChargeRow),
-    )
+    const letGo = await patchHeldCharge(db, row, { processing: null })
+    return letGo ? loadView(db, letGo) : currentView(db, scope, row.id)
   }
 
   /**

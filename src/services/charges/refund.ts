@@ -7,7 +7,7 @@ import { makeId } from '../../store/ids.js'
 import { getRefundByKey, insertRefund, type RefundRow, setRefundStatus } from '../../store/refunds.js'
 import type { Scope } from '../../store/scope.js'
 import { type ChargeContext, refuse } from './context.js'
-import { loadView } from './views.js'
+import { currentView, loadView } from './views.js'
 
 const DEFAULT_REFUND_REASON = 'requested_by_customer'
 
@@ -65,7 +65,7 @@ export function refunds(ctx: ChargeContext) {
       ok = outcome.outcome === 'succeeded'
     } catch (err) {
       if (!(err instanceof ProcessorError)) throw err
-      return loadView(db, (await getCharge(db, scope, refund.charge_id)) as ChargeRow)
+      return currentView(db, scope, refund.charge_id)
     }
     return db.transaction(async (tx) => {
       const current = (await getCharge(tx, scope, refund.charge_id, true)) as ChargeRow

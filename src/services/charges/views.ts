@@ -65,12 +65,15 @@ export async function loadView(q: Queryable, row: ChargeRow): Promise<ChargeView
   return chargeView(row, source, refunds)
 }
 
+/** The view of the caller's charge `id` as stored now. */
+export async function currentView(q: Queryable, scope: Scope, id: string): Promise<ChargeView> {
+  const row = await getCharge(q, scope, id)
+  if (!row) throw notFound('charge', id)
+  return loadView(q, row)
+}
+
 export function chargeViews(db: Db) {
-  async function get(scope: Scope, id: string): Promise<ChargeView> {
-    const row = await getCharge(db, scope, id)
-    if (!row) throw notFound('charge', id)
-    return loadView(db, row)
-  }
+  const get = (scope: Scope, id: string): Promise<ChargeView> => currentView(db, scope, id)
 
   async function list(scope: Scope, page: PageRequest, status?: string): Promise<Page<ChargeView>> {
     const found = await listChargesWithDetails(db, scope, page, status)
