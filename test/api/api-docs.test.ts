@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ERROR_CATALOG } from '../../src/errors.js'
+import { type TestApp, testApp } from '../helpers/app.js'
 
 /** docs/api.md is the users' description of the interface: its error-code table must be the catalog. */
 const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8')
@@ -37,5 +38,30 @@ describe('docs/api.md', () => {
       if (/^https?:/.test(target)) continue
       expect(target).not.toMatch(/^\.\.\//)
     }
+  })
+})
+
+describe('/v2/openapi.json', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await testApp()
+  })
+  afterAll(() => t.close())
+
+  it('names every operation with an operationId of its own, for the clients generated from it', async () => {
+    const res = await t.anon.get('/v2/openapi.json')
+    expect(res.status).toBe(200)
+    const paths = res.body.paths as Record<string, Record<string, { operationId?: string }>>
+    const ids = Object.entries(paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ operation: `${method} ${path}`, id: op.operationId })),
+    )
+    expect(ids.length).toBeGreaterThan(30)
+    for (const { operation, id } of ids) expect(id, operation).toMatch(/^[a-z][A-Za-z]+$/)
+    expect(new Set(ids.map((o) => o.id)).size).toBe(ids.length)
+    const byOperation = Object.fromEntries(ids.map((o) => [o.operation, o.id]))
+    expect(byOperation['post /v2/charges/']).toBe('createCharge')
+    expect(byOperation['get /v2/charges/']).toBe('listCharges')
+    expect(byOperation['put /v2/customers/{cus_id}']).toBe('updateCustomer')
+    expect(byOperation['post /v2/sources/']).toBe('createSource')
   })
 })

@@ -50,6 +50,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: Services; admi
       schema: {
         tags,
         security,
+        operationId: 'createAccount',
         summary:
           'Make an account with its four keys and two webhook secrets (admin token); deterministic in test mode with a seed',
         body: NewAccount,
@@ -80,6 +81,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: Services; admi
       schema: {
         tags,
         security,
+        operationId: 'deleteAccount',
         summary: 'Remove an account and everything of it (admin token)',
         params: IdParams('acct_id', 'acct_'),
         response: withErrors({ 200: DeletedAccount }),

@@ -34,6 +34,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
       config: { bodyRules: chargeBodyViolations },
       schema: {
         tags,
+        operationId: 'createCharge',
         summary: 'Create a charge',
         description:
           'Consumes a single-use source, or charges a vaulted one with its `customer`. A declined payment is not an HTTP error: the answer is 201 with `status: failed` and `failure_data`.',
@@ -59,6 +60,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         tags,
+        operationId: 'listCharges',
         summary: 'List charges, newest first',
         description: 'With `status`, only the charges in that status.',
         querystring: ChargeListQuery,
@@ -73,7 +75,15 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
 
   app.get(
     '/v2/charges/:ch_id',
-    { schema: { tags, summary: 'Retrieve a charge', params: Params, response: withErrors({ 200: Charge }) } },
+    {
+      schema: {
+        tags,
+        operationId: 'retrieveCharge',
+        summary: 'Retrieve a charge',
+        params: Params,
+        response: withErrors({ 200: Charge }),
+      },
+    },
     (req) => charges.get(req.caller, req.params.ch_id),
   )
 
@@ -83,6 +93,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
       config: { bodyOptional: true },
       schema: {
         tags,
+        operationId: 'captureCharge',
         summary: 'Capture an authorized charge',
         description: 'A partial capture releases the rest: `amount` becomes the captured amount.',
         params: Params,
@@ -99,6 +110,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
       config: { bodyOptional: true },
       schema: {
         tags,
+        operationId: 'voidCharge',
         summary: 'Void an authorized, uncaptured charge',
         params: Params,
         body: VoidBody,
@@ -114,6 +126,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
       config: { bodyOptional: true },
       schema: {
         tags,
+        operationId: 'refundCharge',
         summary: 'Refund a captured charge, in whole or in part',
         params: Params,
         body: RefundBody,
@@ -128,6 +141,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         tags,
+        operationId: 'verifyCharge',
         summary: 'Confirm a bank-account charge with the one-time password',
         params: Params,
         body: VerifyBody,
@@ -142,6 +156,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         tags: [TEST_MODE_TAG],
+        operationId: 'testAuthorizeCharge',
         summary: 'Answer a pending charge as the payer would on its hosted page (test keys only)',
         params: Params,
         body: TestAuthorizeBody,

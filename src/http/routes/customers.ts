@@ -25,7 +25,13 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.post(
     '/v2/customers/',
     {
-      schema: { tags, summary: 'Create a customer', body: CreateCustomerBody, response: withErrors({ 201: Customer }) },
+      schema: {
+        tags,
+        operationId: 'createCustomer',
+        summary: 'Create a customer',
+        body: CreateCustomerBody,
+        response: withErrors({ 201: Customer }),
+      },
     },
     async (req, reply) => reply.code(201).send(await customers.create(req.caller, req.body)),
   )
@@ -35,6 +41,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     {
       schema: {
         tags,
+        operationId: 'listCustomers',
         summary: 'List customers, newest first',
         querystring: ListQuery,
         response: withErrors({ 200: ListOf(Customer) }),
@@ -48,6 +55,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     {
       schema: {
         tags,
+        operationId: 'retrieveCustomerByEmail',
         summary: 'The newest customer with an email',
         params: EmailParams,
         response: withErrors({ 200: Customer }),
@@ -59,7 +67,13 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.get(
     '/v2/customers/:cus_id',
     {
-      schema: { tags, summary: 'Retrieve a customer', params: CustomerParams, response: withErrors({ 200: Customer }) },
+      schema: {
+        tags,
+        operationId: 'retrieveCustomer',
+        summary: 'Retrieve a customer',
+        params: CustomerParams,
+        response: withErrors({ 200: Customer }),
+      },
     },
     (req) => customers.get(req.caller, req.params.cus_id),
   )
@@ -69,6 +83,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     {
       schema: {
         tags,
+        operationId: 'updateCustomer',
         summary: 'Update a customer',
         description: 'Fields left out keep their value; `metadata` replaces the whole object; the email cannot change.',
         params: CustomerParams,
@@ -84,6 +99,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     {
       schema: {
         tags,
+        operationId: 'deleteCustomer',
         summary: 'Delete a customer',
         params: CustomerParams,
         response: withErrors({ 200: DeletedCustomer }),
@@ -97,6 +113,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     {
       schema: {
         tags,
+        operationId: 'attachSource',
         summary: 'Attach a source',
         description:
           'Consumes the source: it becomes used and vaulted, and can then be charged again with this customer.',
@@ -113,6 +130,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     {
       schema: {
         tags,
+        operationId: 'detachSource',
         summary: 'Detach a source',
         params: CustomerSourceParams,
         response: withErrors({ 200: Customer }),

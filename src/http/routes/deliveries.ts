@@ -16,6 +16,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     {
       schema: {
         tags,
+        operationId: 'listDeliveries',
         summary: 'List notify call deliveries, newest first, each with its attempts',
         description: "With `charge`, only the deliveries of that charge's events.",
         querystring: OfChargeQuery,
@@ -33,6 +34,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     {
       schema: {
         tags,
+        operationId: 'retrieveDelivery',
         summary: 'Retrieve a delivery with its attempts',
         params: Params,
         response: withErrors({ 200: Delivery }),
@@ -47,6 +49,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
       config: { bodyOptional: true },
       schema: {
         tags,
+        operationId: 'redeliverDelivery',
         summary: 'Send a failed delivery once more',
         description:
           'Queues one more attempt, due at once; the answer shows the delivery pending. If that attempt fails the delivery is failed again, with no further schedule. Only a failed delivery can be redelivered (400 delivery_not_failed otherwise).',

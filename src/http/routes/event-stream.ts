@@ -51,6 +51,7 @@ export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
       config: { streams: true },
       schema: {
         tags: ['events'],
+        operationId: 'streamEvents',
         summary: 'Stream events as they happen (server-sent events)',
         description:
           'text/event-stream: one message per event, `id:` its id and `data:` the event as a notify call carries it. Reconnect with `Last-Event-ID` to get every event after that one; after a reconnect, events of the few seconds before it may come again (ignore an id seen before).',

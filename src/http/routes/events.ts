@@ -13,6 +13,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
+        operationId: 'listEvents',
         summary: 'List events, newest first',
         description: 'With `charge`, only the events of that charge.',
         querystring: OfChargeQuery,
@@ -29,6 +30,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
+        operationId: 'retrieveEvent',
         summary: 'Retrieve an event',
         params: IdParams('evt_id', 'evt_'),
         response: withErrors({ 200: Event }),

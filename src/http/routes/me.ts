@@ -7,7 +7,14 @@ import type { Services } from '../../services/index.js'
 export const meRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   app.get(
     '/v2/me',
-    { schema: { tags: ['account'], summary: 'The account of the key', response: withErrors({ 200: Account }) } },
+    {
+      schema: {
+        tags: ['account'],
+        operationId: 'retrieveAccount',
+        summary: 'The account of the key',
+        response: withErrors({ 200: Account }),
+      },
+    },
     (req) => services.accounts.me(req.caller),
   )
 
@@ -18,6 +25,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async
       schema: {
         body: Type.Object({}, { additionalProperties: false }),
         tags: ['account'],
+        operationId: 'rollWebhookSecret',
         summary: "Replaces this mode's webhook signing secret; the old one stops signing at once",
         response: withErrors({ 200: WebhookSecret }),
       },

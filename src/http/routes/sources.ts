@@ -11,6 +11,7 @@ export const sourceRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config: { auth: 'public', bodyRules: sourceBodyViolations },
       schema: {
         tags: ['sources'],
+        operationId: 'createSource',
         summary: 'Create a single-use source',
         description:
           'A public or secret key. Card sources need `card`; every other type needs `redirect`. The response never holds the card number or security code.',
@@ -27,6 +28,7 @@ export const sourceRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config: { auth: 'public' },
       schema: {
         tags: ['sources'],
+        operationId: 'retrieveSource',
         summary: 'Retrieve a source',
         params: IdParams('src_id', 'src_'),
         response: withErrors({ 200: Source }),

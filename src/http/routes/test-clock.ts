@@ -9,7 +9,14 @@ export const testClockRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
   const tags = [TEST_MODE_TAG]
   app.get(
     '/v2/test/clock',
-    { schema: { tags, summary: "The account's test clock", response: withErrors({ 200: TestClock }) } },
+    {
+      schema: {
+        tags,
+        operationId: 'retrieveTestClock',
+        summary: "The account's test clock",
+        response: withErrors({ 200: TestClock }),
+      },
+    },
     (req) => services.testClock.read(req.caller),
   )
   app.post(
@@ -17,6 +24,7 @@ export const testClockRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     {
       schema: {
         tags,
+        operationId: 'advanceTestClock',
         summary: "Move the account's test clock forward",
         body: AdvanceBody,
         response: withErrors({ 200: TestClock }),

@@ -9,7 +9,14 @@ export const testFaultRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
   const tags = [TEST_MODE_TAG]
   app.get(
     '/v2/test/faults',
-    { schema: { tags, summary: "The account's test-mode fault rules", response: withErrors({ 200: TestFaults }) } },
+    {
+      schema: {
+        tags,
+        operationId: 'retrieveTestFaults',
+        summary: "The account's test-mode fault rules",
+        response: withErrors({ 200: TestFaults }),
+      },
+    },
     (req) => services.testFaults.read(req.caller),
   )
   app.put(
@@ -17,6 +24,7 @@ export const testFaultRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     {
       schema: {
         tags,
+        operationId: 'replaceTestFaults',
         summary: "Replace the account's test-mode fault rules",
         description:
           'Operations that fail at a rate, and notify calls that arrive late, twice or out of order. ' +

@@ -25,6 +25,7 @@ export const testScenarioRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         tags,
+        operationId: 'listScenarios',
         summary: 'The scenarios there are, with the overrides each takes',
         response: withErrors({ 200: ListOf(Scenario) }),
       },
@@ -38,6 +39,7 @@ export const testScenarioRoutes: FastifyPluginAsyncTypebox<{
       config: { bodyOptional: true, bodyRules: chargeBodyViolations, refusesTestFaults: true },
       schema: {
         tags,
+        operationId: 'runScenario',
         summary: 'Run a scenario',
         description:
           'Makes the objects of a named flow through the same operations a client would call, with their events and notify calls, and answers them.',
