@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { REDIRECT, type TestApp, testApp } from '../helpers/app.js'
+import type { Queryable } from '../../src/store/db.js'
+import { REDIRECT, type Reply, type TestApp, testApp } from '../helpers/app.js'
 import { expectError, expectRefused } from '../helpers/expect.js'
 import { customerSteps } from './customer-harness.js'
 
@@ -181,3 +182,41 @@ describe('concurrent attaches across two processes (PostgreSQL)', () => {
     }
   })
 })
+
+describe('deleting a customer while its saved sources are being charged (PostgreSQL)', () => {
+  it('locks the sources in the order of their ids, as a charge does: it waits, and never deadlocks', async () => {
+    const c = await newCustomer()
+    const first = await newSource()
+    const second = await newSource()
+    expect(first.id < second.id).toBe(true)
+    // attached in the other order, so a scan by customer meets the second source first
+    for (const s of [second, first]) {
+      expect((await t.sk.post(`/v2/customers/${c.id}/sources`, { source: s.id })).status).toBe(200)
+    }
+    const lockSource = (tx: Queryable, id: string) => tx.query('SELECT id FROM sources WHERE id = $1 FOR UPDATE', [id])
+    let deleted: Promise<Reply> | undefined
+    // a statement of charges on both cards locks the first, then the second
+    await t.db.transaction(async (tx) => {
+      await lockSource(tx, first.id)
+      deleted = t.sk.delete(`/v2/customers/${c.id}`)
+      await waitForLockWait()
+      await lockSource(tx, second.id)
+    })
+    const res = await (deleted as Promise<Reply>)
+    expect(res.status, res.text).toBe(200)
+    const detached = await t.sk.get(`/v2/sources/${second.id}`)
+    expect(detached.body).toMatchObject({ vaulted: false })
+  })
+})
+
+/** Until another connection of the database waits for a row lock. */
+async function waitForLockWait() {
+  for (let i = 0; i < 200; i++) {
+    const waiting = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    )
+    if ((waiting.rows[0]?.n ?? 0) > 0) return
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error('no statement came to wait for the lock')
+}
