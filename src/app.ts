@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
-import sjson from 'secure-json-parse'
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './config.js'
 import { randomHex } from './crypto/random.js'
 import type { Vault } from './crypto/vault.js'
@@ -18,6 +17,7 @@ import {
 } from './http/error-handlers.js'
 import { setResponseHeaders } from './http/headers.js'
 import { registerIdempotency } from './http/idempotency.js'
+import { parseJsonBody } from './http/json-body.js'
 import { registerApiDocs } from './http/openapi.js'
 import { type RateLimitSettings, registerRateLimit } from './http/rate-limit.js'
 import { accountRoutes } from './http/routes/accounts.js'
@@ -150,18 +150,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.setSerializerCompiler(serializerCompiler)
   app.setSchemaErrorFormatter((errors, part) => validationError(part, errors as never))
 
-  // An empty body is no body (clients send Content-Type on bodiless POSTs); JSON parsing refuses
-  // prototype poisoning.
   app.removeContentTypeParser('application/json')
   // text bodies are not JSON and are refused as such (415), not read as strings
   app.removeContentTypeParser('text/plain')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = body as string
-    if (text.trim() === '') return done(null, undefined)
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
     try {
-      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }))
-    } catch {
-      done(new AppError('invalid_json', 'The request body is not valid JSON'), undefined)
+      done(null, parseJsonBody(body as Buffer))
+    } catch (err) {
+      done(err as Error, undefined)
     }
   })
 

@@ -75,11 +75,64 @@ describe('every answer', () => {
   })
 
   it('malformed JSON is 400 invalid_json', async () => {
-    for (const text of ['{"type":', '{type: "card"}', "{'a': 1}", '{"a":1}}', 'nul', '{"__proto__":{"admin":true}}']) {
+    for (const text of ['{"type":', '{type: "card"}', "{'a': 1}", '{"a":1}}', 'nul']) {
       const res = await t.sk.post('/v2/customers/', text)
       expectError(res, 400, 'invalid_json')
       expect(res.body.error.type).toBe('invalid_request_error')
     }
+  })
+
+  it('a body whose bytes are not UTF-8 is 400 invalid_json, and nothing is stored with its bytes replaced', async () => {
+    const latin1 = (text: string) => Buffer.from(text, 'latin1')
+    const bodies = [
+      latin1('{"email":"latin1@example.com","description":"Zo\xeb"}'),
+      Buffer.concat([
+        Buffer.from('{"email":"latin1@example.com","description":"x'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('"}'),
+      ]),
+    ]
+    for (const [body, type] of [
+      [bodies[0], 'application/json'],
+      [bodies[1], 'application/json'],
+      [bodies[0], 'application/json; charset=iso-8859-1'],
+    ] as const) {
+      const res = await t.sk.post('/v2/customers/', body, { 'content-type': type })
+      expectError(res, 400, 'invalid_json')
+      expect(res.body.error.message).toMatch(/UTF-8/)
+    }
+    expect((await t.sk.get('/v2/customers/by_email/latin1@example.com')).status).toBe(404)
+    // the same text sent as UTF-8 is taken
+    const utf8 = Buffer.from('{"email":"latin1@example.com","description":"Zoë"}', 'utf8')
+    const taken = await t.sk.post('/v2/customers/', utf8)
+    expect(taken.status, taken.text).toBe(201)
+    expect(taken.body.description).toBe('Zoë')
+  })
+
+  it('a key that would reach a prototype is valid JSON refused with a 422 naming where it is', async () => {
+    const cases: [string, string][] = [
+      ['{"email":"proto@example.com","description":"x","metadata":{"__proto__":"v"}}', 'metadata.__proto__'],
+      [
+        '{"email":"proto@example.com","description":"x","metadata":{"constructor":{"prototype":"v"}}}',
+        'metadata.constructor.prototype',
+      ],
+      ['{"__proto__":{"admin":true},"email":"proto@example.com","description":"x"}', '__proto__'],
+    ]
+    for (const [text, param] of cases) {
+      const res = await t.sk.post('/v2/customers/', text)
+      expectError(res, 422, 'parameter_invalid')
+      expect(res.body.error.param).toBe(param)
+      expect(res.body.error.detail).toEqual([expect.objectContaining({ loc: ['body', ...param.split('.')] })])
+    }
+    expect((await t.sk.get('/v2/customers/by_email/proto@example.com')).status).toBe(404)
+    // a key named constructor is an ordinary key
+    const plain = await t.sk.post('/v2/customers/', {
+      email: 'proto@example.com',
+      description: 'x',
+      metadata: { constructor: 'v' },
+    })
+    expect(plain.status, plain.text).toBe(201)
+    expect(plain.body.metadata).toEqual({ constructor: 'v' })
   })
 
   it('a body that is not JSON is 415, whatever it holds', async () => {

@@ -36,9 +36,10 @@ export function client(app: App, key?: string): Client {
   const call = async (method: string, url: string, body: unknown, headers: Record<string, string> = {}) => {
     const h: Record<string, string> = { ...headers }
     if (key) h.authorization = basic(key)
-    let payload: string | undefined
+    let payload: string | Buffer | undefined
     if (body !== undefined) {
-      payload = typeof body === 'string' ? body : JSON.stringify(body)
+      // a string or bytes are sent as they are: malformed bodies are tests' to send
+      payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body)
       h['content-type'] ??= 'application/json'
     }
     const res = await app.inject({ method: method as 'GET', url, headers: h, payload })
