@@ -47,8 +47,6 @@ export const CaptureBody = Type.Object(
   { additionalProperties: false },
 )
 
-export const VoidBody = Type.Object({}, { additionalProperties: false })
-
 export const RefundBody = Type.Object(
   {
     amount: Type.Optional(Amount('Default: all that is left to refund')),

@@ -78,6 +78,9 @@ export const IdParams = <K extends string>(name: K, prefix: string) =>
     [name]: Type.String({ description: `an id (${prefix}…)` }),
   } as Record<K, TString>)
 
+/** The body of an operation that takes no fields: none at all, or `{}`; any field is a 422. */
+export const NoBody = Type.Object({}, { additionalProperties: false })
+
 /** The error responses every route can give, so the OpenAPI document shows them. */
 export function withErrors<R extends Record<number, TSchema>>(ok: R) {
   return { ...ok, '4xx': ErrorEnvelope, '5xx': ErrorEnvelope }

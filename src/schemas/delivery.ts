@@ -37,5 +37,3 @@ export const Delivery = Type.Object({
   attempts: Type.Array(DeliveryAttempt),
 })
 export type DeliveryView = Static<typeof Delivery>
-
-export const RedeliverBody = Type.Object({}, { additionalProperties: false })

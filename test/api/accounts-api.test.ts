@@ -106,6 +106,17 @@ describe('DELETE /v2/accounts/:id', () => {
     const tables = ['customers', 'sources', 'charges', 'events', 'deliveries', 'idempotency_keys', 'api_keys']
     for (const table of tables) expect(await countRows(table, made.id), table).toBeGreaterThan(0)
 
+    // a field it does not take is refused, and removes nothing
+    const refused = await t.app.inject({
+      method: 'DELETE',
+      url: `/v2/accounts/${made.id}`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      payload: '{"cascade":true}',
+    })
+    expect(refused.statusCode).toBe(422)
+    expect(refused.json().error).toMatchObject({ code: 'parameter_unknown', param: 'cascade' })
+    for (const table of tables) expect(await countRows(table, made.id), table).toBeGreaterThan(0)
+
     const res = await t.admin.delete(`/v2/accounts/${made.id}`)
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ id: made.id, object: 'account', deleted: true })

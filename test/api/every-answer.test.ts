@@ -135,6 +135,31 @@ describe('every answer', () => {
     expect(plain.body.metadata).toEqual({ constructor: 'v' })
   })
 
+  it('an operation that takes no fields refuses a body with one (422 parameter_unknown) and does nothing', async () => {
+    const customer = (await t.sk.post('/v2/customers/', { email: 'nobody@example.com', description: 'x' })).body
+    const source = (await t.sk.post('/v2/sources/', cardSource())).body
+    expect((await t.sk.post(`/v2/customers/${customer.id}/sources`, { source: source.id })).status).toBe(200)
+    const withBody = async (url: string, payload: string | undefined) => {
+      const res = await t.app.inject({
+        method: 'DELETE',
+        url,
+        headers: { authorization: `Bearer ${t.account.sk_test_key}`, 'content-type': 'application/json' },
+        ...(payload === undefined ? {} : { payload }),
+      })
+      return { status: res.statusCode, body: res.json() }
+    }
+    const detach = `/v2/customers/${customer.id}/sources/${source.id}`
+    for (const url of [detach, `/v2/customers/${customer.id}`]) {
+      const refused = await withBody(url, '{"bogus":1}')
+      expect(refused.status).toBe(422)
+      expect(refused.body.error).toMatchObject({ code: 'parameter_unknown', param: 'bogus' })
+    }
+    expect((await t.sk.get(`/v2/customers/${customer.id}`)).body.sources).toHaveLength(1)
+    // no body, an empty one, or {}: the operation runs
+    expect((await withBody(detach, '{}')).status).toBe(200)
+    expect((await withBody(`/v2/customers/${customer.id}`, '')).status).toBe(200)
+  })
+
   it('a body that is not JSON is 415, whatever it holds', async () => {
     const json = JSON.stringify({ email: 'text@example.com', description: 'sent as text' })
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'text/html']) {

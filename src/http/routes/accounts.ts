@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { AppError } from '../../errors.js'
 import { DeletedAccount, NewAccount, NewAccountKeys } from '../../schemas/account.js'
-import { IdParams, withErrors } from '../../schemas/common.js'
+import { IdParams, NoBody, withErrors } from '../../schemas/common.js'
 import type { Services } from '../../services/index.js'
 import { keyFromHeader } from '../auth.js'
 
@@ -78,12 +78,14 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: Services; admi
   app.delete(
     '/v2/accounts/:acct_id',
     {
+      config: { bodyOptional: true },
       schema: {
         tags,
         security,
         operationId: 'deleteAccount',
         summary: 'Remove an account and everything of it (admin token)',
         params: IdParams('acct_id', 'acct_'),
+        body: NoBody,
         response: withErrors({ 200: DeletedAccount }),
       },
     },

@@ -7,9 +7,8 @@ import {
   RefundBody,
   TestAuthorizeBody,
   VerifyBody,
-  VoidBody,
 } from '../../schemas/charge.js'
-import { IdParams, ListOf, withErrors } from '../../schemas/common.js'
+import { IdParams, ListOf, NoBody, withErrors } from '../../schemas/common.js'
 import { chargeBodyViolations } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
 import { chargeBaseUrlOf } from '../base-url.js'
@@ -113,7 +112,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
         operationId: 'voidCharge',
         summary: 'Void an authorized, uncaptured charge',
         params: Params,
-        body: VoidBody,
+        body: NoBody,
         response: withErrors({ 200: Charge }),
       },
     },

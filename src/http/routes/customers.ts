@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { IdParams, ListOf, ListQuery, withErrors } from '../../schemas/common.js'
+import { IdParams, ListOf, ListQuery, NoBody, withErrors } from '../../schemas/common.js'
 import {
   AttachSourceBody,
   CreateCustomerBody,
@@ -97,11 +97,13 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.delete(
     '/v2/customers/:cus_id',
     {
+      config: { bodyOptional: true },
       schema: {
         tags,
         operationId: 'deleteCustomer',
         summary: 'Delete a customer',
         params: CustomerParams,
+        body: NoBody,
         response: withErrors({ 200: DeletedCustomer }),
       },
     },
@@ -128,11 +130,13 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.delete(
     '/v2/customers/:cus_id/sources/:src_id',
     {
+      config: { bodyOptional: true },
       schema: {
         tags,
         operationId: 'detachSource',
         summary: 'Detach a source',
         params: CustomerSourceParams,
+        body: NoBody,
         response: withErrors({ 200: Customer }),
       },
     },

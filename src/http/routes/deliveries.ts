@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { OfChargeQuery } from '../../schemas/charge.js'
-import { IdParams, ListOf, withErrors } from '../../schemas/common.js'
-import { Delivery, RedeliverBody } from '../../schemas/delivery.js'
+import { IdParams, ListOf, NoBody, withErrors } from '../../schemas/common.js'
+import { Delivery } from '../../schemas/delivery.js'
 import type { Services } from '../../services/index.js'
 import { pageOf } from '../lists.js'
 
@@ -54,7 +54,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         description:
           'Queues one more attempt, due at once; the answer shows the delivery pending. If that attempt fails the delivery is failed again, with no further schedule. Only a failed delivery can be redelivered (400 delivery_not_failed otherwise).',
         params: Params,
-        body: RedeliverBody,
+        body: NoBody,
         response: withErrors({ 200: Delivery }),
       },
     },

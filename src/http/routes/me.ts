@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
 import { Account, WebhookSecret } from '../../schemas/account.js'
-import { withErrors } from '../../schemas/common.js'
+import { NoBody, withErrors } from '../../schemas/common.js'
 import type { Services } from '../../services/index.js'
 
 export const meRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
@@ -23,7 +22,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async
     {
       config: { bodyOptional: true },
       schema: {
-        body: Type.Object({}, { additionalProperties: false }),
+        body: NoBody,
         tags: ['account'],
         operationId: 'rollWebhookSecret',
         summary: "Replaces this mode's webhook signing secret; the old one stops signing at once",
