@@ -18,6 +18,11 @@ export interface PaymentRequest {
   /** a bank-transfer source whose account was linked on an earlier payment */
   bankLinked: boolean
   holderName?: string | undefined
+  /**
+   * When the request is made, as an API timestamp: in test mode the account's time, which its test
+   * clock may have moved on. A card is valid to the end of its expiry month.
+   */
+  at: string
 }
 
 export interface FailureData {

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto'
-import { type TestCardOutcome, testCard } from '../domain/card.js'
+import { cardExpired, type TestCardOutcome, testCard } from '../domain/card.js'
 import type {
   AuthorizeOutcome,
   FailureData,
@@ -89,6 +89,12 @@ function reference(req: PaymentRequest): string {
  * test card, the source type, the payer's answer), so it survives restarts and runs anywhere,
  * in process or as a separate processor service.
  */
+/** What a card comes to at `at`: a card past its expiry month is expired, whatever its number. */
+function cardOutcome(card: NonNullable<PaymentRequest['card']>, at: string): TestCardOutcome {
+  if (cardExpired(Number(card.expMonth), Number(card.expYear), new Date(at))) return 'expired_card'
+  return testCard(card.number)?.outcome ?? 'succeeds'
+}
+
 export class Simulator implements Processor {
   readonly decidesInProcess: boolean = true
 
@@ -101,7 +107,7 @@ export class Simulator implements Processor {
     }
     // a card request without its number charges nothing: a processor declines it
     if (!req.card) return { outcome: 'declined', reference: ref, failure: failure(NO_CARD_NUMBER) }
-    const outcome = testCard(req.card.number)?.outcome ?? 'succeeds'
+    const outcome = cardOutcome(req.card, req.at)
     if (outcome === 'processor_timeout') throw new ProcessorError('timeout', 'the simulated processor did not answer')
     const needs3ds = outcome === 'requires_3ds' || outcome === 'authenticates_then_declines'
     if (needs3ds && req.requireAuth && !req.vaulted) {
@@ -151,7 +157,7 @@ export class Simulator implements Processor {
       }
     }
     if (step === 'three_d_secure') {
-      const outcome = testCard(req.card?.number ?? '')?.outcome ?? 'succeeds'
+      const outcome = req.card ? cardOutcome(req.card, req.at) : 'succeeds'
       return this.#decideCard(req, ref, outcome === 'requires_3ds' ? 'succeeds' : outcome)
     }
     if (step === 'bank') return { outcome: 'authorized', reference: ref, bankAccount: linkedAccount(req) }

@@ -161,14 +161,15 @@ export function scenarioService(deps: ScenarioDeps) {
       objects.source = made
       return made
     }
-    const card = (number: string) =>
+    // valid three years past the account's time, which the simulator checks the expiry against
+    const card = async (number: string) =>
       source({
         type: 'card',
         card: {
           name: 'Scenario Payer',
           number,
           exp_month: '12',
-          exp_year: String(new Date().getUTCFullYear() + 3),
+          exp_year: String(Number((await deps.testClock.read(scope)).now.slice(0, 4)) + 3),
           cvc: '123',
         },
         ...(redirect ? { redirect } : {}),

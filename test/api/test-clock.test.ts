@@ -201,3 +201,35 @@ describe('an operation under way when the clock is advanced', () => {
     }
   })
 })
+
+describe('a card on the test clock', () => {
+  it('expires as the clock passes its month: a saved card is then declined expired_card', async () => {
+    const shop = client(t.app, (await t.app.services.accounts.create('Renewals')).sk_test_key)
+    const year = Number((await shop.get('/v2/test/clock')).body.now.slice(0, 4)) + 1
+    const src = await shop.post('/v2/sources/', cardSource({ exp_month: '12', exp_year: String(year) }))
+    expect(src.status, src.text).toBe(200)
+    const customer = (await shop.post('/v2/customers/', { email: 'renew@example.com', description: 'Renewals' })).body
+    expect((await shop.post(`/v2/customers/${customer.id}/sources`, { source: src.body.id })).status).toBe(200)
+    const charge = () =>
+      shop.post('/v2/charges/', { amount: 500, currency: 'usd', source: src.body.id, customer: customer.id })
+    expect((await charge()).body.status).toBe('succeeded')
+
+    // still valid through the last day of its month
+    const clock = (await shop.get('/v2/test/clock')).body.now as string
+    const toLastDay = Math.floor((Date.parse(`${year}-12-31T12:00:00Z`) - Date.parse(clock)) / 1000)
+    for (let left = toLastDay; left > 0; left -= 31_536_000) {
+      expect((await shop.post('/v2/test/clock/advance', { seconds: Math.min(left, 31_536_000) })).status).toBe(200)
+    }
+    expect((await charge()).body.status).toBe('succeeded')
+
+    expect((await shop.post('/v2/test/clock/advance', { seconds: 86_400 })).status).toBe(200)
+    const declined = await charge()
+    expect(declined.status).toBe(201)
+    expect(declined.body).toMatchObject({ status: 'failed', authorized: false })
+    expect(declined.body.failure_data.code).toBe('expired_card')
+    // another account, on the real time, charges the same card's month still
+    const fresh = await otherShop.post('/v2/sources/', cardSource({ exp_month: '12', exp_year: String(year) }))
+    const other = await otherShop.post('/v2/charges/', { amount: 500, currency: 'usd', source: fresh.body.id })
+    expect(other.body.status).toBe('succeeded')
+  })
+})

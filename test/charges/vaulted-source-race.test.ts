@@ -86,6 +86,7 @@ describe('the simulator', () => {
       vaulted: false,
       bankLinked: false,
       holderName: undefined,
+      at: new Date().toISOString(),
     })
     expect(outcome.outcome).toBe('declined')
   })

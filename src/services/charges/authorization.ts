@@ -104,8 +104,16 @@ function decision(charge: ChargeRow, result: AuthorizationResult, url: HostedPag
 export function authorizations(ctx: ChargeContext) {
   const { db, vault, events } = ctx
 
-  /** `securityCode`: one sent with this request, checked instead of any the source still keeps. */
-  function paymentRequest(charge: ChargeRow, source: SourceWithCard, securityCode?: string): PaymentRequest {
+  /**
+   * `at`: the time of the request, the account's in test mode. `securityCode`: one sent with this
+   * request, checked instead of any the source still keeps.
+   */
+  function paymentRequest(
+    charge: ChargeRow,
+    source: SourceWithCard,
+    at: string,
+    securityCode?: string,
+  ): PaymentRequest {
     const card = source.card as { exp_month: string; exp_year: string; name: string } | null
     const owner = source.owner as { name?: string; billing?: { name?: string } } | null
     return {
@@ -118,6 +126,7 @@ export function authorizations(ctx: ChargeContext) {
       vaulted: source.vaulted,
       bankLinked: source.bank_account !== null,
       holderName: owner?.name || owner?.billing?.name || card?.name,
+      at,
       ...(source.card_number_enc && card
         ? {
             card: {
@@ -220,10 +229,11 @@ export function authorizations(ctx: ChargeContext) {
     { repeated, securityCode, readTime }: { repeated: boolean; securityCode?: string; readTime?: AccountTimeReading },
   ): Promise<ChargeView> {
     const processor = ctx.processorFor(scope.livemode)
+    const at = (await accountNow(db, scope, readTime)) ?? timestampNow()
     const result: AuthorizationResult =
       source.type === 'card' && !source.card_number_enc
         ? { outcome: 'declined', failure: CARD_UNAVAILABLE }
-        : await ask(processor, () => processor.authorize(paymentRequest(charge, source, securityCode)), repeated)
+        : await ask(processor, () => processor.authorize(paymentRequest(charge, source, at, securityCode)), repeated)
     return record(scope, charge, source, result, url, readTime)
   }
 
