@@ -61,6 +61,26 @@ function unstorable(data: unknown): ErrorObject[] {
   return problems
 }
 
+/** A problem with where it is in the request: an array's index as a number, a key as text. */
+type Located = ErrorObject & { parts?: (string | number)[] }
+
+/**
+ * The parts of a JSON pointer into `data`: only an array's index is a number, so that a key of
+ * digits (`"007"`, or a card number sent as a metadata key) stays the text it was, and is named,
+ * and redacted, as text.
+ */
+function pathParts(data: unknown, pointer: string): (string | number)[] {
+  const parts: (string | number)[] = []
+  let at = data
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    const inArray = Array.isArray(at)
+    parts.push(inArray ? Number(key) : key)
+    at = typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[key] : undefined
+  }
+  return parts
+}
+
 /**
  * Bodies are JSON and keep their types; query strings, params and headers are text to convert.
  * A schema is compiled at its first request, as serializers are (serialization.ts), and once per
@@ -72,7 +92,9 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
     validate ??= (httpPart === 'body' ? bodyAjv : textAjv).compile(schema)
     const valid = validate(data) as boolean
     const problems = unstorable(data)
-    checked.errors = problems.length > 0 ? [...(validate.errors ?? []), ...problems] : validate.errors
+    const errors = problems.length > 0 ? [...(validate.errors ?? []), ...problems] : validate.errors
+    for (const e of errors ?? []) (e as Located).parts = pathParts(data, e.instancePath)
+    checked.errors = errors
     return valid && problems.length === 0
   }
   checked.errors = null as ErrorObject[] | null | undefined
@@ -87,11 +109,8 @@ const CODE_OF_KEYWORD: Record<string, ErrorCode> = {
 /** Where a problem is, named as `loc` names it: Fastify's names for the parts of a request are not. */
 const LOC_OF_PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' }
 
-function locOf(part: string, e: ErrorObject): (string | number)[] {
-  const path = e.instancePath
-    .split('/')
-    .slice(1)
-    .map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~')))
+function locOf(part: string, e: Located): (string | number)[] {
+  const path = [...(e.parts ?? pathParts(undefined, e.instancePath))]
   if (e.keyword === 'required') path.push(String(e.params.missingProperty))
   if (e.keyword === 'additionalProperties') path.push(String(e.params.additionalProperty))
   // a propertyNames violation is about one key of the object: point at that key

@@ -152,6 +152,20 @@ describe('create charge: validation and rules', () => {
     await refused({ metadata: 'x' }, 422, 'parameter_invalid', 'metadata')
   })
 
+  it('a metadata key of digits is named as the text it is, and one that looks like a card number is redacted', async () => {
+    const src = (await t.sk.post('/v2/sources/', cardSource())).body.id
+    const body = (metadata: Json) => ({ amount: 1000, currency: 'usd', source: src, metadata })
+    const digits = await t.sk.post('/v2/charges/', body({ '007': { nested: 1 } }))
+    expectError(digits, 422, 'parameter_invalid')
+    expect(digits.body.error.param).toBe('metadata.007')
+    expect(digits.body.error.detail[0].loc).toEqual(['body', 'metadata', '007'])
+    const card = await t.sk.post('/v2/charges/', body({ '4242424242424242': { nested: 1 } }))
+    expectError(card, 422, 'parameter_invalid')
+    expect(card.text).not.toContain('4242424242424242')
+    expect(card.body.error.detail[0].loc).toEqual(['body', 'metadata', '[redacted]'])
+    expect((await t.sk.get(`/v2/sources/${src}`)).body.used).toBe(false)
+  })
+
   it('an unknown source is 404 with param source', async () => {
     expectError(
       await post({ amount: 1000, currency: 'usd', source: 'src_00000000000000000000000000000000' }),
