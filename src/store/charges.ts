@@ -129,17 +129,27 @@ export async function getChargeByKey(db: Queryable, scope: Scope, key: string): 
   return res.rows[0]
 }
 
-/** `column = $n, …` of a patch, its values appended to `params`. */
+/** Columns no view of the charge shows: changing only these is no change a client can see. */
+const BOOKKEEPING = new Set<string>(['processing', 'operation_key', 'otp_attempts'])
+
+/**
+ * `column = $n, …` of a patch, its values appended to `params`, and `updated_at` moved on when the
+ * patch changes what a client sees: an operation begun or let go, or a wrong OTP, leaves it, so it
+ * stays the time of the change the charge's last event told, and a payer's time to answer runs
+ * from it.
+ */
 function patchSets(patch: ChargePatch, params: unknown[]): string[] {
   const sets: string[] = []
+  let seen = false
   for (const [column, value] of Object.entries(patch)) {
     if (value === undefined) continue
     if (!CHANGEABLE.has(column)) throw new Error(`not a column an outcome may change: ${column}`)
     params.push(param(column, value))
     sets.push(`${column} = $${params.length}${JSON_COLUMNS.has(column) ? '::json' : ''}`)
     if (column === 'processing') sets.push(`processing_since = ${processingSince(`$${params.length}::text`)}`)
+    if (!BOOKKEEPING.has(column)) seen = true
   }
-  return sets
+  return seen ? [...sets, 'updated_at = now()'] : sets
 }
 
 /** When an operation set to `processing` began: now, by the real time; none when it is cleared. */
@@ -195,7 +205,7 @@ export async function patchCharge(db: Queryable, id: string, patch: ChargePatch)
   const params: unknown[] = [id]
   const sets = patchSets(patch, params)
   const res = await db.query<ChargeRow>(
-    `UPDATE charges SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${SELECT}`,
+    `UPDATE charges SET ${sets.join(', ')} WHERE id = $1 RETURNING ${SELECT}`,
     params,
   )
   return res.rows[0] as ChargeRow
@@ -215,7 +225,7 @@ export async function patchHeldCharge(
   const params: unknown[] = [held.id, held.processing_since]
   const sets = patchSets(patch, params)
   const res = await db.query<ChargeRow>(
-    `UPDATE charges SET ${[...sets, 'updated_at = now()'].join(', ')}
+    `UPDATE charges SET ${sets.join(', ')}
      WHERE id = $1 AND processing_since = $2::timestamptz RETURNING ${SELECT}`,
     params,
   )

@@ -138,6 +138,29 @@ describe('an answer after the payer timeout', () => {
     }
   })
 
+  it("runs from the charge's last change: a wrong OTP neither moves updated_at nor restarts the time", async () => {
+    const app = await testApp({}, { recovery: { intervalMs: 60_000, graceMs: 30_000, payerTimeoutMs: 1_500 } })
+    try {
+      const { id, conf } = await chargeSteps(() => app).otpCharge()
+      const before = (await app.sk.get(`/v2/charges/${id}`)).body
+      const events = async () => (await app.sk.get(`/v2/events/?charge=${id}`)).body.data.length
+      const told = await events()
+      await new Promise((resolve) => setTimeout(resolve, 800))
+      const wrong = await app.sk.post(`/v2/charges/${id}/verify`, { confirmation_id: conf, otp: '999999' })
+      expectError(wrong, 400, 'otp_invalid', 'otp')
+      const after = (await app.sk.get(`/v2/charges/${id}`)).body
+      expect(after.updated_at).toBe(before.updated_at)
+      expect(await events()).toBe(told)
+      // past the timeout since the charge's last change, though not since the wrong OTP
+      await new Promise((resolve) => setTimeout(resolve, 900))
+      expect(await app.app.services.charges.expireAbandoned(1_500)).toBe(1)
+      const expired = (await app.sk.get(`/v2/charges/${id}`)).body
+      expect(expired).toMatchObject({ status: 'failed', failure_data: { code: 'payment_expired' } })
+    } finally {
+      await app.close()
+    }
+  })
+
   it('is taken while the time lasts', async () => {
     const app = await testApp({}, { recovery: { intervalMs: 60_000, graceMs: 30_000, payerTimeoutMs: 60_000 } })
     try {
