@@ -8,9 +8,15 @@ import { ActionButton, Id, Money, Show, Status, Time, useLoad } from './common.j
 interface Moment {
   at: string
   what: ComponentChildren
+  /** where it sorts, when not at its own time */
+  sortAt?: string
 }
 
-/** The charge's history in time order: its creation, refunds, events and notify calls. */
+/**
+ * The charge's history in time order: its creation, refunds, events and notify calls. A notify
+ * attempt's time is the real time, while the rest of a test-mode charge's history is on its
+ * account's clock, which may run ahead: an attempt sorts no earlier than its call.
+ */
 function history(charge: Charge, events: Event[], deliveries: Delivery[], redeliver: (id: string) => Promise<unknown>) {
   const moments: Moment[] = [
     {
@@ -56,6 +62,7 @@ function history(charge: Charge, events: Event[], deliveries: Delivery[], redeli
     for (const a of d.attempts) {
       moments.push({
         at: a.started_at,
+        sortAt: a.started_at < d.created_at ? d.created_at : a.started_at,
         what: (
           <>
             Notify attempt {a.number} of <Id id={d.id} />: {a.status_code !== null ? `HTTP ${a.status_code}` : a.error}{' '}
@@ -65,8 +72,10 @@ function history(charge: Charge, events: Event[], deliveries: Delivery[], redeli
       })
     }
   }
-  // timestamps share one format (UTC, microseconds), so they sort as text
-  return moments.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
+  // timestamps share one format (UTC, microseconds), so they sort as text; the sort is stable, so
+  // a call's attempts stay after it and in their order
+  const key = (m: Moment) => m.sortAt ?? m.at
+  return moments.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
 }
 
 function RefundForm({

@@ -308,6 +308,33 @@ describe('the dashboard', { retry: 1, timeout: 60_000 }, () => {
     expect(errors).toEqual([expect.stringMatching(/status of 422/)])
   })
 
+  it("keeps a notify call's attempts after it when the account's clock runs ahead of the real time", async () => {
+    const ahead = await t.app.services.accounts.create('Ahead shop')
+    const shop = createClient({ apiKey: ahead.sk_test_key, baseUrl: t.url })
+    await shop.testClock.advance({ seconds: 86_400 })
+    const redirect = { success: `${receiver.url}/ok`, fail: `${receiver.url}/fail`, notify: `${receiver.url}/hook` }
+    const source = await shop.sources.create({ type: 'card', card: TEST_CARD, redirect })
+    const charge = await shop.charges.create({ amount: 700, currency: 'usd', source: source.id })
+    const attempted = async () => (await shop.deliveries.list({ charge: charge.id })).data[0]?.attempts.length ?? 0
+    for (let i = 0; i < 100 && (await attempted()) === 0; i++) await new Promise((r) => setTimeout(r, 50))
+    expect(await attempted()).toBeGreaterThan(0)
+
+    const { page, errors } = await signedIn(ahead.sk_test_key)
+    await page.goto(`${t.url}/dashboard#/charges/${charge.id}`)
+    await page.getByText('Notify attempt 1').waitFor()
+    const history = await page.locator('.timeline li').allTextContents()
+    const at = ['Charge created', 'Notify call', 'Notify attempt 1'].map((o) => history.findIndex((h) => h.includes(o)))
+    expect(
+      at.every((i) => i >= 0),
+      history.join('\n'),
+    ).toBe(true)
+    expect(
+      [...at].sort((a, b) => a - b),
+      history.join('\n'),
+    ).toEqual(at)
+    expect(errors).toEqual([])
+  })
+
   it('with a live key shows live mode and live objects only, and no test clock or scenarios', async () => {
     const { page } = await signedIn(t.account.sk_live_key)
     await expect(page.getByTestId('mode').textContent()).resolves.toBe('Live mode')
