@@ -62,7 +62,7 @@ function history(charge: Charge, events: Event[], deliveries: Delivery[], redeli
     for (const a of d.attempts) {
       moments.push({
         at: a.started_at,
-        sortAt: a.started_at < d.created_at ? d.created_at : a.started_at,
+        sortAt: [d.created_at, a.started_at].sort().at(-1) as string,
         what: (
           <>
             Notify attempt {a.number} of <Id id={d.id} />: {a.status_code !== null ? `HTTP ${a.status_code}` : a.error}{' '}
