@@ -65,9 +65,9 @@ mode runs end to end against it. Defaults: port 9090, host 127.0.0.1.
 `,
   listen: `Usage: jackdaw listen --forward-to URL [--events TYPE,…] [--key sk_test_…] [--api-url URL]
 
-Streams the account's events as they happen and POSTs each to URL exactly as a notify call is
-made (same body and headers, Jackdaw-Signature with the webhook secret of the key's mode, which
-it prints first), printing one line per event with the receiver's status and time. A dropped
+Streams the account's events as they happen and POSTs each to URL as a notify call is made (the
+same body, and Jackdaw-Signature with the webhook secret of the key's mode, which it prints
+first; no Jackdaw-Delivery, as a forwarded event is no delivery of the service's), printing one line per event with the receiver's status and time. A dropped
 connection resumes after the last event received, missing none. Ctrl-C stops it.
 
   --forward-to URL     where to send each event (e.g. http://localhost:3000/webhooks/jackdaw)
@@ -159,9 +159,11 @@ async function main(argv: string[]) {
       notify: { type: 'string' },
     },
   })
-  const topic = command && HELP[command] ? command : 'main'
   if (values.help || !command || command === 'help') {
-    process.stdout.write(HELP[command === 'help' ? (sub ?? 'main') : topic] ?? HELP.main ?? '')
+    const topic = (command === 'help' ? sub : command) ?? 'main'
+    const help = HELP[topic]
+    if (help === undefined) throw new UsageError(`no command is named ${topic}`)
+    process.stdout.write(help)
     return
   }
   const json = values.json ?? false
@@ -236,6 +238,10 @@ async function main(argv: string[]) {
     case 'listen': {
       const forwardTo = values['forward-to']
       if (!forwardTo) throw new UsageError('--forward-to URL is required')
+      const target = URL.canParse(forwardTo) ? new URL(forwardTo) : undefined
+      if (target?.protocol !== 'http:' && target?.protocol !== 'https:') {
+        throw new UsageError(`--forward-to must be an http or https URL, not ${JSON.stringify(forwardTo)}`)
+      }
       const key = values.key ?? process.env.JACKDAW_API_KEY
       if (!key) throw new UsageError('--key (or JACKDAW_API_KEY) is required: a secret key of the account')
       const events = (values.events ?? '')

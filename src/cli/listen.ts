@@ -23,15 +23,13 @@ const clock = (d: Date) => d.toISOString().slice(11, 23)
 
 /**
  * `jackdaw listen`: streams the account's events (GET /v2/events/stream) and forwards each to a
- * local address as the service's notify call would be made: the same body, headers and
- * signature, with the webhook secret of the key's mode, which it prints first. A dropped stream
+ * local address as the service's notify call would be made: the same body and signature, with the webhook secret of the key's mode, which it prints first. A dropped stream
  * resumes after the last event, so none is missed.
  */
 export async function listen(opts: ListenOptions): Promise<void> {
   const out = opts.out ?? ((line: string) => process.stdout.write(`${line}\n`))
+  // an http or https URL: the command line checked it
   const url = new URL(opts.forwardTo)
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new Error('--forward-to must be an http or https URL')
   // the receiver is the one the developer named, usually on this machine: it alone is allowed
   const forwardHost = NotifyAllowList.parse(url.hostname)
   const client = createClient({ apiKey: opts.key, baseUrl: opts.apiUrl })

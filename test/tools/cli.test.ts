@@ -93,6 +93,15 @@ describe('the command line on the embedded store', () => {
     const workers = await runToEnd(['src/cli.ts', 'serve', '--workers', 'two'], env)
     expect(workers.code).toBe(2)
     expect(workers.output).toMatch(/--workers must be 1 to 64/)
+    for (const args of [
+      ['help', 'acount'],
+      ['acount', '--help'],
+    ]) {
+      const unknown = await runToEnd(['src/cli.ts', ...args], env)
+      expect(unknown.code, args.join(' ')).toBe(2)
+      expect(unknown.output).toMatch(/no command is named acount/)
+    }
+    expect((await runToEnd(['src/cli.ts', 'help', 'listen'], env)).output).toMatch(/--forward-to URL/)
     const bare = await runToEnd(['src/cli.ts', 'account'], env)
     expect(bare.code).toBe(2)
     expect(bare.output).toMatch(/account takes a command: create or roll-key/)

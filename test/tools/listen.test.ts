@@ -112,6 +112,18 @@ describe('jackdaw listen', () => {
     expect(wrong.output).toMatch(/the service answered 401/)
   })
 
+  it('refuses a --forward-to that is not an http or https URL, as a usage error', async () => {
+    for (const target of ['notaurl', 'ftp://127.0.0.1/hook']) {
+      const bad = await runToEnd(['src/cli.ts', 'listen', '--forward-to', target], {
+        JACKDAW_API_URL: t.url,
+        JACKDAW_API_KEY: t.account.sk_test_key,
+      })
+      expect(bad.code, target).toBe(2)
+      expect(bad.output).toContain(`--forward-to must be an http or https URL, not "${target}"`)
+      expect(bad.output).not.toMatch(/ at /)
+    }
+  })
+
   it('refuses an event type no event has, naming the types there are', async () => {
     const typo = await runToEnd(
       ['src/cli.ts', 'listen', '--forward-to', receiver.url, '--events', 'charge.succeeded,charge.succeded'],
