@@ -71,6 +71,13 @@ export interface TestFaultControl {
  * call), with its notify worker and recovery sweep, and makes an account.
  */
 export async function startJackdaw(options: StartOptions = {}): Promise<RunningJackdaw> {
+  // as POST /v2/accounts refuses them: a seed alone, or a deterministic account without one
+  if (options.seed !== undefined && !options.deterministic) {
+    throw new TypeError('startJackdaw: a seed makes ids only with deterministic: true')
+  }
+  if (options.deterministic && options.seed === undefined) {
+    throw new TypeError('startJackdaw: deterministic: true needs a seed')
+  }
   const database = await freshDatabase()
   const db = await openPostgres({ url: database.url, poolSize: 5 })
   const vault = new Vault(randomBytes(32))
@@ -93,7 +100,7 @@ export async function startJackdaw(options: StartOptions = {}): Promise<RunningJ
     await app.listen({ port: 0, host: '127.0.0.1' })
     const keys = await app.services.accounts.create(
       options.accountName ?? 'Test account',
-      options.deterministic ? { seed: options.seed ?? 0 } : undefined,
+      options.seed === undefined ? undefined : { seed: options.seed },
     )
     const { port } = app.server.address() as AddressInfo
     const url = `http://127.0.0.1:${port}`

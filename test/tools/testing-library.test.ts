@@ -77,6 +77,11 @@ describe('the template databases are cloned from', () => {
 })
 
 describe('startJackdaw and the test clock', () => {
+  it('refuses a seed without deterministic, and deterministic without a seed, as POST /v2/accounts does', async () => {
+    await expect(startJackdaw({ seed: 'alone' })).rejects.toThrow(/deterministic: true/)
+    await expect(startJackdaw({ deterministic: true })).rejects.toThrow(/needs a seed/)
+  })
+
   it("answers the account's clock, and makes a deterministic account that replays alike", async () => {
     const plain = await startJackdaw()
     const [one, two] = await Promise.all([
