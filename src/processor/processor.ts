@@ -15,7 +15,7 @@ export interface PaymentRequest {
   /** a saved source: no 3-D Secure, and a linked bank account confirms by OTP */
   vaulted: boolean
   card?: { number: string; cvc?: string | undefined; expMonth: string; expYear: string }
-  /** a bank-transfer source whose account was linked on an earlier payment */
+  /** a bank-transfer source whose account an earlier payment linked, and whose link has not expired */
   bankLinked: boolean
   holderName?: string | undefined
   /**

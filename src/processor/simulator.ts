@@ -160,7 +160,10 @@ export class Simulator implements Processor {
       const outcome = req.card ? cardOutcome(req.card, req.at) : 'succeeds'
       return this.#decideCard(req, ref, outcome === 'requires_3ds' ? 'succeeds' : outcome)
     }
-    if (step === 'bank') return { outcome: 'authorized', reference: ref, bankAccount: linkedAccount(req) }
+    // a payment approved after another linked the account keeps that account
+    if (step === 'bank') {
+      return { outcome: 'authorized', reference: ref, ...(req.bankLinked ? {} : { bankAccount: linkedAccount(req) }) }
+    }
     return { outcome: 'authorized', reference: ref }
   }
 
@@ -182,9 +185,10 @@ export class Simulator implements Processor {
   }
 }
 
+/** The payer's bank account as a first approved payment links it, for a year from the request. */
 function linkedAccount(req: PaymentRequest): LinkedBankAccount {
   const digits = hash('sha256', req.chargeId).replace(/[a-f]/g, '').padEnd(4, '7')
-  const expires = new Date()
+  const expires = new Date(req.at)
   expires.setUTCFullYear(expires.getUTCFullYear() + 1)
   return {
     reference_id: `bnk_${hash('sha256', `link:${req.chargeId}`).slice(0, 24)}`,
@@ -193,6 +197,7 @@ function linkedAccount(req: PaymentRequest): LinkedBankAccount {
     account_name: req.holderName ?? 'Test Account Holder',
     account_number: `******${digits.slice(0, 4)}`,
     account_type: 'savings',
-    expires_at: expires.toISOString(),
+    // the API's form, to the microsecond of the request
+    expires_at: `${expires.toISOString().slice(0, 23)}${req.at.slice(23, 26)}Z`,
   }
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Json, REDIRECT, type TestApp, testApp } from '../helpers/app.js'
+import { client, type Json, REDIRECT, type TestApp, testApp } from '../helpers/app.js'
 import { expectError } from '../helpers/expect.js'
 import { SPEC_REDIRECT_TYPES } from '../helpers/spec.js'
 import { chargeSteps, expectConsistent, sourceBody } from './charge-harness.js'
@@ -111,6 +111,44 @@ describe('non-card sources: one lifecycle per type', () => {
     )
     expect(d).toMatchObject({ status: 'failed', authorized: false, captured: false })
     expect(d.failure_data.code).toBe('debit_declined')
+  })
+
+  it('transfer_a: charges made before the first link keep the account it linked', async () => {
+    const { src, cus } = await vaulted(sourceBody('transfer_a'))
+    const make = async () =>
+      (await t.sk.post('/v2/charges/', { amount: 300, currency: 'php', source: src.id, customer: cus.id })).body
+    const [first, second] = [await make(), await make()]
+    expect(second.source.action.type).toBe('redirect_to_url')
+    const linked = (await ok(await decide(first.id, 'approve'))).source.bank_account
+    const later = await ok(await decide(second.id, 'approve'))
+    expect(later.status).toBe('succeeded')
+    expect(later.source.bank_account).toEqual(linked)
+    expect((await t.sk.get(`/v2/charges/${first.id}`)).body.source.bank_account).toEqual(linked)
+    expect((await t.sk.get(`/v2/sources/${src.id}`)).body.bank_account).toEqual(linked)
+  })
+
+  it("transfer_a: a link lasts a year by the account's clock; after it the payer links again", async () => {
+    const shop = client(t.app, (await t.app.services.accounts.create('Bank shop')).sk_test_key)
+    const steps = chargeSteps(() => ({ ...t, sk: shop }))
+    const { src, cus } = await steps.vaulted(sourceBody('transfer_a'))
+    const charge = async () =>
+      (await shop.post('/v2/charges/', { amount: 300, currency: 'php', source: src.id, customer: cus.id })).body
+    const first = await charge()
+    const linked = (await steps.ok(await steps.decide(first.id, 'approve'))).source.bank_account
+    const clock = (await shop.get('/v2/test/clock')).body.now as string
+    expect(linked.expires_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/)
+    expect(linked.expires_at.slice(0, 4)).toBe(String(Number(clock.slice(0, 4)) + 1))
+    expect(linked.expires_at > first.created_at).toBe(true)
+
+    expect((await charge()).source.action.type).toBe('verify_otp')
+    await shop.post('/v2/test/clock/advance', { seconds: 31_536_000 })
+    await shop.post('/v2/test/clock/advance', { seconds: 2 * 86_400 })
+    const expired = await charge()
+    expect(expired.source.action.type).toBe('redirect_to_url')
+    const relinked = (await steps.ok(await steps.decide(expired.id, 'approve'))).source.bank_account
+    expect(relinked.reference_id).not.toBe(linked.reference_id)
+    expect(relinked.expires_at > linked.expires_at).toBe(true)
+    expect((await charge()).source.action.type).toBe('verify_otp')
   })
 
   it('transfer_a without a customer is linked by its one charge and cannot be charged again', async () => {

@@ -20,6 +20,13 @@ const PROCESSOR_FAULT: Record<ProcessorError['kind'], string> = {
   unreachable: 'could not be reached',
 }
 
+/**
+ * A linked bank account serves until its `expires_at` (API timestamps compare as text); past it,
+ * the payer links one again through the bank step, as on a first payment.
+ */
+const bankLinkHolds = (bankAccount: unknown, at: string) =>
+  bankAccount !== null && ((bankAccount as { expires_at?: string }).expires_at ?? at) >= at
+
 /** A card source whose number is no longer kept (docs/api.md, card data) cannot be charged. */
 const CARD_UNAVAILABLE = {
   code: 'card_unavailable',
@@ -124,7 +131,7 @@ export function authorizations(ctx: ChargeContext) {
       currency: charge.currency,
       requireAuth: charge.require_auth,
       vaulted: source.vaulted,
-      bankLinked: source.bank_account !== null,
+      bankLinked: bankLinkHolds(source.bank_account, at),
       holderName: owner?.name || owner?.billing?.name || card?.name,
       at,
       ...(source.card_number_enc && card
