@@ -118,7 +118,8 @@ export class Simulator implements Processor {
 
   #decideCard(req: PaymentRequest, ref: string, outcome: TestCardOutcome): AuthorizeOutcome {
     const cvcCheck = req.card?.cvc === undefined ? 'unchecked' : outcome === 'incorrect_cvc' ? 'fail' : 'pass'
-    const decline = DECLINES[outcome]
+    // an issuer finds a security code incorrect only when it is sent one
+    const decline = outcome === 'incorrect_cvc' && cvcCheck === 'unchecked' ? undefined : DECLINES[outcome]
     if (decline) return { outcome: 'declined', reference: ref, failure: failure(decline), cvcCheck }
     return { outcome: 'authorized', reference: ref, cvcCheck }
   }

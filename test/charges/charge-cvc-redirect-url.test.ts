@@ -99,6 +99,14 @@ describe('create charge: cvc', () => {
     expect(res.body.source.card.cvc_checked).toBe('fail')
   })
 
+  it('a saved card whose code the issuer refused succeeds once no code is sent or kept: nothing to check', async () => {
+    // its first charge, with the code kept, was declined incorrect_cvc; the code then went
+    const saved = await savedCard('4000000000000127')
+    const again = await t.sk.post('/v2/charges/', { amount: 700, currency: 'usd', ...saved })
+    expect(again.body).toMatchObject({ status: 'succeeded', source: { card: { cvc_checked: 'fail' } } })
+    expect(again.body.failure_data).toBeUndefined()
+  })
+
   it('a single-use card: the code sent is checked in place of the one kept with the source', async () => {
     const source = (await t.sk.post('/v2/sources/', cardSource({ cvc: '111' }))).body
     const res = await t.sk.post('/v2/charges/', { amount: 700, currency: 'usd', source: source.id, cvc: '222' })
