@@ -14,7 +14,9 @@ export function redirectAddressProblem(param: string, address: string, livemode?
   } catch {
     return `${param} must be ${wanted}`
   }
-  if (parsed.username || parsed.password) return `${param} must not carry credentials`
+  // `https://:@host` has empty credentials, which URL does not report: any `@` before the host
+  const authority = address.slice(address.indexOf('//') + 2).split(/[/?#\\]/)[0] as string
+  if (parsed.username || parsed.password || authority.includes('@')) return `${param} must not carry credentials`
   if (livemode && parsed.protocol !== 'https:') return `${param} must be an https URL in live mode`
   return undefined
 }

@@ -68,6 +68,8 @@ describe('what each source type needs', () => {
       'ws://shop.example/ok',
       'https://user:pw@shop.example/ok',
       'https://shop.example@evil.example/ok',
+      'https://:@evil.example/ok',
+      'https://@evil.example/ok',
     ]
     for (const field of ['success', 'fail']) {
       for (const key of [t.pk, t.pkLive]) {
