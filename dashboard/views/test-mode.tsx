@@ -25,7 +25,10 @@ export function ClockView({ client }: { client: JackdawClient }) {
   const advance = async (e: Event) => {
     e.preventDefault()
     setError(undefined)
+    // the last move shown is of an earlier advance: a failed one must not read as done
+    setAdvanced(undefined)
     const seconds = Math.round(Number(amount) * UNITS[unit])
+    if (!(seconds >= 1)) return setError('Advance by at least a second')
     setBusy(true)
     try {
       setAdvanced(await client.testClock.advance({ seconds }))
@@ -61,7 +64,7 @@ export function ClockView({ client }: { client: JackdawClient }) {
           <input
             name="advance-amount"
             type="number"
-            min="1"
+            min="0"
             step="any"
             required
             value={amount}
@@ -191,6 +194,8 @@ function ScenarioForm({ client, scenarios }: { client: JackdawClient; scenarios:
     e.preventDefault()
     if (!chosen) return
     setError(undefined)
+    // a new run's error must not sit under the last run's results
+    setRun(undefined)
     setBusy(true)
     try {
       const overrides = overridesOf(

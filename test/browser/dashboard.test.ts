@@ -261,6 +261,16 @@ describe('the dashboard', { retry: 1, timeout: 60_000 }, () => {
     await expect(page.getByTestId('clock-offset').textContent()).resolves.toMatch(/2 h 0 min 0 s \(7200 s\)/)
     expect((await jackdaw.testClock.retrieve()).offset_seconds).toBe(7200)
     await screenshot(page, 'dashboard-test-clock')
+    // a fraction of a unit moves it that many seconds; less than a second is refused, and the
+    // last move is no longer shown beside the refusal
+    await page.locator('input[name=advance-amount]').fill('0.5')
+    await page.getByRole('button', { name: 'Advance' }).click()
+    await page.getByTestId('clock-offset').filter({ hasText: '(9000 s)' }).waitFor()
+    await page.locator('input[name=advance-amount]').fill('0.0001')
+    await page.getByRole('button', { name: 'Advance' }).click()
+    await page.getByRole('alert').filter({ hasText: 'at least a second' }).waitFor()
+    expect(await page.getByTestId('clock-advanced').count()).toBe(0)
+    expect((await jackdaw.testClock.retrieve()).offset_seconds).toBe(9000)
 
     await page.goto(`${t.url}/dashboard#/charges/${waiting.id}`)
     const facts = page.locator('.facts')
