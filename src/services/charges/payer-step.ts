@@ -105,7 +105,7 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
     let result: AuthorizationResult | { outcome: 'otp_invalid' }
     try {
       result = await processor.completeStep(
-        auth.paymentRequest(row, source, (await accountNow(db, scope)) ?? timestampNow()),
+        auth.paymentRequest(row, source, now ?? (await accountNow(db, scope)) ?? timestampNow()),
         row.processor_ref ?? '',
         action.step,
         payer,
