@@ -101,41 +101,39 @@ export const answerFrameworkError: NonNullable<FastifyServerOptions['frameworkEr
 }
 
 /**
+ * Any error a request met as the catalog's: a refusal as it is, the database's unavailability or a
+ * conflict as a 503 to retry, anything else as a 500 naming the request. The service's own faults
+ * are logged here, once, whichever handler answers.
+ */
+export function catalogErrorOf(err: FastifyError | AppError, request: FastifyRequest): AppError {
+  if (err instanceof AppError) return err
+  if (err.validation) return validationError(err.validationContext ?? 'body', err.validation as never)
+  const mapped = frameworkError(err)
+  if (mapped) return mapped
+  if (isDatabaseUnavailable(err)) {
+    request.log.error({ err }, 'database unavailable')
+    return new AppError('service_unavailable', 'The database cannot serve for now; retry the request', {
+      headers: { 'Retry-After': '1' },
+    })
+  }
+  if (isTransactionConflict(err)) {
+    request.log.warn({ err }, 'transaction conflict')
+    return new AppError('service_unavailable', 'The request met another at the database and was stopped; retry it', {
+      headers: { 'Retry-After': '1' },
+    })
+  }
+  request.log.error({ err }, 'unhandled error')
+  return new AppError('internal_error', `An internal error occurred; quote request id ${request.id}`)
+}
+
+/**
  * The error handler of every route, and the answer to a request no route matches. Register before
  * the routes.
  */
 export function registerErrorHandlers(app: FastifyInstance): void {
   const allowedMethods = trackAllowedMethods(app)
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
-    let appErr: AppError
-    if (err instanceof AppError) appErr = err
-    else if ((err as FastifyError).validation) {
-      appErr = validationError(
-        (err as FastifyError).validationContext ?? 'body',
-        (err as FastifyError).validation as never,
-      )
-    } else {
-      const mapped = frameworkError(err as FastifyError)
-      if (mapped) appErr = mapped
-      else if (isDatabaseUnavailable(err)) {
-        request.log.error({ err }, 'database unavailable')
-        appErr = new AppError('service_unavailable', 'The database cannot serve for now; retry the request', {
-          headers: { 'Retry-After': '1' },
-        })
-      } else if (isTransactionConflict(err)) {
-        request.log.warn({ err }, 'transaction conflict')
-        appErr = new AppError(
-          'service_unavailable',
-          'The request met another at the database and was stopped; retry it',
-          {
-            headers: { 'Retry-After': '1' },
-          },
-        )
-      } else {
-        request.log.error({ err }, 'unhandled error')
-        appErr = new AppError('internal_error', `An internal error occurred; quote request id ${request.id}`)
-      }
-    }
+    let appErr = catalogErrorOf(err, request)
     // a body its schema refused is also checked against the rules the schema cannot state, so
     // that one answer names every problem
     const bodyRules = request.routeOptions.config.bodyRules

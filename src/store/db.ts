@@ -83,7 +83,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const { code, syscall } = err as { code?: unknown; syscall?: unknown }
   if (typeof code === 'string') {
     if (err instanceof pg.DatabaseError) {
-      return code.startsWith('53') || code.startsWith('08') || SERVER_GOING_OR_COMING.has(code)
+      if (code.startsWith('53') || code.startsWith('08') || SERVER_GOING_OR_COMING.has(code)) return true
+      // a database an operator closed to connections for now (ALTER DATABASE … ALLOW_CONNECTIONS)
+      return code === '55000' && /not currently accepting connections/.test(err.message)
     }
     if (typeof syscall === 'string' && CONNECTION_FAILED.has(code)) return true
   }

@@ -26,6 +26,12 @@ const REFUSALS = [
     logged: 'database unavailable',
   },
   { what: 'a deadlock', code: 'deadlock_detected', text: 'deadlock detected', logged: 'transaction conflict' },
+  {
+    what: 'a database closed to connections',
+    code: 'object_not_in_prerequisite_state',
+    text: 'database "jackdaw" is not currently accepting connections',
+    logged: 'database unavailable',
+  },
 ]
 
 describe.each(REFUSALS)('$what', ({ what, code, text, logged }) => {
@@ -44,7 +50,7 @@ describe.each(REFUSALS)('$what', ({ what, code, text, logged }) => {
     const key = { 'idempotency-key': `${code}-1` }
     const answer = await t.sk.post('/v2/customers/', body, key)
     expectUnavailable(answer)
-    expect(answer.text).not.toMatch(/extend|No space|base\/|deadlock/)
+    expect(answer.text).not.toMatch(/extend|No space|base\/|deadlock|accepting/)
     expect(t.logs.join('')).toContain(logged)
     // reading still works
     expect((await t.sk.get('/v2/customers/')).status).toBe(200)

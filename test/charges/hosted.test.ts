@@ -77,7 +77,8 @@ async function openPage(h: Hosted, title: string): Promise<Reply> {
   expect(res.text).toContain('Test account')
   expect(res.text).toContain('$10.00')
   expect(res.text).toContain('TEST MODE')
-  expect(res.text).toContain(`<form method="post" action="/v2/hosted/charges/${h.charge.id}">`)
+  // relative to the page, so that it posts under JACKDAW_PUBLIC_URL's path too
+  expect(res.text).toContain(`<form method="post" action="${h.charge.id}">`)
   expect(res.text).toContain(`<input type="hidden" name="token" value="${h.token}">`)
   expect(res.text).toContain('value="approve"')
   expect(res.text).toContain('value="decline"')
@@ -285,7 +286,7 @@ describe('hosted page: refusals', () => {
     expect(await charge(h.charge.id)).toEqual(before)
   })
 
-  it('after the answer, the page shows the outcome and a second answer is a 400 page', async () => {
+  it('after the answer, the page shows the outcome and a second answer goes where the first went', async () => {
     const h = await pending(threeDs())
     const first = await submit(h.action, { token: h.token, decision: 'approve' })
     expect(first.headers.location).toBe(REDIRECT.success)
@@ -296,12 +297,11 @@ describe('hosted page: refusals', () => {
     expect(page.text).toContain('Payment succeeded')
     expect(page.text).not.toContain('<form')
 
+    // a page left open, a second tab, a back button: the payer still returns to the shop
     for (const decision of ['approve', 'decline']) {
       const again = await submit(h.action, { token: h.token, decision })
-      expectHtml(again, 400)
-      expect(again.headers.location).toBeUndefined()
-      expect(again.text).toContain('charge_not_pending')
-      expect(again.text).not.toContain('<form')
+      expect(again.status).toBe(303)
+      expect(again.headers.location).toBe(REDIRECT.success)
     }
     expect(await charge(h.charge.id)).toEqual(done)
 
@@ -320,23 +320,66 @@ describe('hosted page: refusals', () => {
     expectHtml(page, 200)
     expect(page.text).toContain('Payment failed')
     const again = await submit(h.action, { token: h.token, decision: 'approve' })
-    expectHtml(again, 400)
+    expect(again.status).toBe(303)
+    expect(again.headers.location).toBe(REDIRECT.fail)
     expect((await charge(h.charge.id)).status).toBe('failed')
   })
 
-  it('a double submission moves the charge once; the other answer is a 400 page', async () => {
-    const h = await pending({ type: 'wallet_e', redirect: REDIRECT })
-    const answers = await Promise.all([
-      submit(h.action, { token: h.token, decision: 'approve' }),
-      submit(h.action, { token: h.token, decision: 'decline' }),
-    ])
-    const moved = answers.filter((r) => r.status === 303)
-    const refused = answers.filter((r) => r.status === 400)
-    expect(moved).toHaveLength(1)
-    expect(refused).toHaveLength(1)
-    expectHtml(refused[0] as Reply, 400)
-    const after = await charge(h.charge.id)
-    expect(after.status).toBe((moved[0] as Reply).headers.location === REDIRECT.success ? 'succeeded' : 'failed')
+  it('a double submission moves the charge once, and both answers send the payer where the charge ended', async () => {
+    for (let round = 0; round < 5; round++) {
+      const h = await pending({ type: 'wallet_e', redirect: REDIRECT })
+      const answers = await Promise.all([
+        submit(h.action, { token: h.token, decision: 'approve' }),
+        submit(h.action, { token: h.token, decision: 'approve' }),
+        submit(h.action, { token: h.token, decision: 'decline' }),
+      ])
+      const after = await charge(h.charge.id)
+      const to = after.status === 'succeeded' ? REDIRECT.success : REDIRECT.fail
+      expect(answers.map((r) => [r.status, r.headers.location])).toEqual(answers.map(() => [303, to]))
+      const events = (await t.sk.get(`/v2/events/?charge=${h.charge.id}`)).body.data.map((e: Json) => e.type)
+      expect(events.filter((type: string) => type !== 'charge.pending')).toHaveLength(1)
+    }
+  })
+})
+
+describe('hosted page: the service at fault', () => {
+  it.each([
+    ['the database cannot serve for now', 'disk_full', 503],
+    ['a fault of its own', 'raise_exception', 500],
+  ])('%s: the payer gets a page saying to try again, no JSON and no internals', async (_what, code, status) => {
+    const h = await pending({ type: 'wallet_a', redirect: REDIRECT })
+    await t.db.exec(`
+      CREATE FUNCTION refused() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'secret internals' USING ERRCODE = '${code}'; END $$;
+      CREATE TRIGGER refused BEFORE UPDATE ON charges FOR EACH ROW EXECUTE FUNCTION refused();`)
+    try {
+      const res = await submit(h.action, { token: h.token, decision: 'approve' })
+      expectHtml(res, status)
+      expect(res.text).toContain('Please try again in a moment.')
+      expect(res.text).not.toMatch(/secret internals|api_error|internal_error|\{"error"/)
+      if (status === 503) expect(res.headers['retry-after']).toBe('1')
+      expect(t.logs.join('')).toContain(status === 503 ? 'database unavailable' : 'unhandled error')
+    } finally {
+      await t.db.exec('DROP TRIGGER refused ON charges; DROP FUNCTION refused()')
+    }
+    // once the database serves again, the same answer goes through
+    const again = await submit(h.action, { token: h.token, decision: 'approve' })
+    expect(again.headers.location).toBe(REDIRECT.success)
+  })
+
+  it("posts under JACKDAW_PUBLIC_URL's path: the form's address is relative to the page", async () => {
+    const behind = await testApp({ publicUrl: 'https://pay.example/checkout' })
+    try {
+      const src = await behind.sk.post('/v2/sources/', { type: 'wallet_b', redirect: REDIRECT })
+      const made = await behind.sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: src.body.id })
+      const link = new URL(made.body.source.action.url)
+      expect(link.href.startsWith('https://pay.example/checkout/v2/hosted/charges/')).toBe(true)
+      const page = await behind.anon.get(link.pathname.replace('/checkout', '') + link.search)
+      const action = /<form method="post" action="([^"]+)">/.exec(page.text)?.[1] as string
+      expect(new URL(action, link).href).toBe(`https://pay.example/checkout/v2/hosted/charges/${made.body.id}`)
+    } finally {
+      await behind.close()
+    }
   })
 })
 

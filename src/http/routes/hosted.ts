@@ -9,6 +9,7 @@ import type { PayerStep } from '../../processor/processor.js'
 import type { HostedPageUrl } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
 import { baseUrlOf } from '../base-url.js'
+import { catalogErrorOf } from '../error-handlers.js'
 import { pageCsp } from '../page-security.js'
 
 const HOSTED_PATH = '/v2/hosted/charges'
@@ -74,19 +75,21 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
     done()
   })
 
-  // a payer's browser gets a page, never the API's JSON, for whatever it sent wrong too: a link
-  // with its token twice or too long, a form too large, too many tries; a fault of the service
-  // goes on to the API's handler
-  app.setErrorHandler((err: FastifyError | AppError, _request, reply) => {
-    const refused = 'validation' in err
-    const status = refused ? 400 : err instanceof AppError ? err.status : (err.statusCode ?? 500)
-    if (status >= 500) throw err
-    if (err instanceof AppError && err.headers) reply.headers(err.headers)
-    const why = err instanceof AppError && !refused ? `${err.message}.` : 'This payment link is not valid.'
+  // a payer's browser gets a page, never the API's JSON, for whatever it sent wrong too (a link
+  // with its token twice or too long, a form too large, too many tries) and for a fault of the
+  // service's, which says to try again and names no internals
+  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
+    const unreadable = 'validation' in err
+    const caught = catalogErrorOf(err, request)
+    if (caught.headers) reply.headers(caught.headers)
+    const [heading, why] =
+      caught.status >= 500
+        ? ['This payment cannot be answered right now', 'Please try again in a moment.']
+        : ['This payment cannot be answered', unreadable ? 'This payment link is not valid.' : `${caught.message}.`]
     return reply
-      .code(status)
+      .code(unreadable ? 400 : caught.status)
       .type('text/html')
-      .send(page('Payment', `<h1>This payment cannot be answered</h1><p>${escapeHtml(why)}</p>`))
+      .send(page('Payment', `<h1>${escapeHtml(heading)}</h1><p>${escapeHtml(why)}</p>`))
   })
 
   const notFound = (reply: import('fastify').FastifyReply) =>
@@ -113,7 +116,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         `<p><span class="test">${found.livemode ? '' : 'TEST MODE'}</span></p>
 <h1>${escapeHtml(t.title)}</h1><p>${escapeHtml(t.text)}</p>
 <p>${escapeHtml(accountName)}</p><p class="amount">${escapeHtml(formatAmount(found.amount, found.currency))}</p>${qr}
-<form method="post" action="${HOSTED_PATH}/${escapeHtml(found.id)}">
+<form method="post" action="${escapeHtml(found.id)}">
 <input type="hidden" name="token" value="${escapeHtml(req.query.token ?? '')}">
 <button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="decline">Decline</button>
@@ -139,26 +142,16 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
           hostedPageUrlOf(req, publicUrl),
         )
       } catch (err) {
-        // a payer's browser gets a page, never the API's JSON: an answer to a charge that is no
-        // longer waiting (answered already, or a double submission) is refused here
-        if (!(err instanceof AppError) || err.status >= 500) throw err
-        if (err.status === 404) return notFound(reply)
-        return reply
-          .code(err.status)
-          .type('text/html')
-          .send(
-            page(
-              'Payment',
-              `<h1>This payment cannot be answered</h1><p>${escapeHtml(err.message)}.</p><p><small>${escapeHtml(err.code)}</small></p>`,
-            ),
-          )
+        // a payer's browser gets a page, never the API's JSON (the handler above pages the rest)
+        if (err instanceof AppError && err.status === 404) return notFound(reply)
+        throw err
       }
       if (!done) return notFound(reply)
       const { charge: view, returnTo } = done
       // an address that breaks the scheme rules is never followed: the page says the outcome instead
       if (returnTo && !redirectAddressProblem('redirect', returnTo, view.livemode)) return reply.redirect(returnTo, 303)
       if (view.status === 'pending') {
-        return reply.redirect(view.source.action?.url ?? `${HOSTED_PATH}/${view.id}`, 303)
+        return reply.redirect(view.source.action?.url ?? view.id, 303)
       }
       return reply
         .type('text/html')

@@ -2,6 +2,7 @@ import { timingSafeEqualText } from '../../crypto/vault.js'
 import { isAwaitingPayer } from '../../domain/charge-state.js'
 import { millisBetween, timestampNow } from '../../domain/time.js'
 import { AppError, notFound } from '../../errors.js'
+import { PROCESSOR_CALL_TIMEOUT_MS } from '../../processor/http-connector.js'
 import { type PayerAnswer, type PayerStep, ProcessorError } from '../../processor/processor.js'
 import type { ChargeView } from '../../schemas/charge.js'
 import { findAccount } from '../../store/accounts.js'
@@ -12,8 +13,13 @@ import { accountNow } from '../../store/test-clocks.js'
 import { type Authorizations, processorFailure } from './authorization.js'
 import type { CaptureAndVoid } from './capture-void.js'
 import type { AuthorizationResult, ChargeContext, HostedPageUrl, StoredAction } from './context.js'
+import { currentView } from './views.js'
 
 const MAX_OTP_ATTEMPTS = 3
+// how long a second answer waits for the first to decide the charge: a processor's call, and
+// the recording of its outcome
+const DECISION_WAIT_MS = PROCESSOR_CALL_TIMEOUT_MS + 2_000
+const DECISION_POLL_MS = 100
 
 /** What the hosted page shows of a charge. */
 export interface HostedChargeView {
@@ -193,18 +199,38 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
     const row = await openedBy(id, token)
     if (!row) return undefined
     const scope = { accountId: row.account_id, livemode: row.livemode }
-    const charge = await answer(
-      scope,
-      id,
-      { approve },
-      (c, action) => {
-        // the token could have been replaced since the page was found
-        if (c.action_token !== token) throw notFound('charge', id)
-        hostedStepOnly(action)
-      },
-      url,
-    )
+    let charge: ChargeView
+    try {
+      charge = await answer(
+        scope,
+        id,
+        { approve },
+        (c, action) => {
+          // the token could have been replaced since the page was found
+          if (c.action_token !== token) throw notFound('charge', id)
+          hostedStepOnly(action)
+        },
+        url,
+      )
+    } catch (err) {
+      // a second submission (a double click, a second tab, a page left open) goes where the
+      // answer that decided the charge went, once it has: the payer still returns to the shop
+      if (!(err instanceof AppError) || err.code !== 'charge_not_pending') throw err
+      const decided = await decidedView(scope, id)
+      if (!decided) throw err
+      charge = decided
+    }
     return { charge, returnTo: payerReturnAddress(charge, row.redirect_url) }
+  }
+
+  /** The charge once no longer pending, waiting while an answer to it is under way; else undefined. */
+  async function decidedView(scope: Scope, id: string): Promise<ChargeView | undefined> {
+    for (let waited = 0; ; waited += DECISION_POLL_MS) {
+      const row = await getChargeById(db, id)
+      if (row && row.status !== 'pending') return currentView(db, scope, id)
+      if (!row?.processing || waited >= DECISION_WAIT_MS) return undefined
+      await new Promise((resolve) => setTimeout(resolve, DECISION_POLL_MS))
+    }
   }
 
   return { verify, testDecide, hostedCharge, hostedAnswer }
