@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Simulator } from '../../src/processor/simulator.js'
 import {
   type Client,
   cardSource,
@@ -393,12 +394,30 @@ describe('hosted page: what it shows', () => {
     expectHtml(res, 200)
     expect(res.text).not.toContain('<script')
     expect(res.text).not.toContain('alert("x")')
-    expect(res.text).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; Sons&#39; &quot;Shop&quot;')
+    // who is paid, as the statement will say: the descriptor made of the account's name
+    expect(res.text).toContain('<p>script alert x script Sons&#39; Shop</p>')
     expect(res.text).not.toContain(number)
     expect(res.text).not.toMatch(/4000\s?0000\s?0000\s?3220/)
     const after = await submit(h.action, { token: h.token, decision: 'approve' })
     expect(after.headers.location).toBe(REDIRECT.success)
     expect((await charge(h.charge.id, sk)).status).toBe('succeeded')
+  })
+
+  it("names who is paid as the charge's statement descriptor does; a live page carries no test badge", async () => {
+    const h = await pending({ type: 'qr_a', redirect: REDIRECT }, { statement_descriptor: "O'Hara #7 Books" })
+    const res = await t.anon.get(h.page)
+    expect(res.text).toContain('<p>O&#39;Hara #7 Books</p>')
+    expect(res.text).toContain('TEST MODE')
+    const live = await testApp({ liveProcessor: new Simulator() })
+    try {
+      const lh = await pending({ type: 'qr_a', redirect: REDIRECT }, {}, live.skLive)
+      const page = await live.anon.get(lh.page)
+      expectHtml(page, 200)
+      expect(page.text).not.toContain('TEST MODE')
+      expect(page.text).not.toContain('class="test"')
+    } finally {
+      await live.close()
+    }
   })
 
   it('the page needs no API key, and an API key does not open it without the token', async () => {

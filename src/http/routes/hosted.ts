@@ -104,7 +104,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
     async (req, reply) => {
       const found = await services.charges.hostedCharge(req.params.ch_id, req.query.token ?? '')
       if (!found) return notFound(reply)
-      const { step, accountName } = found
+      const { step, merchant } = found
       reply.type('text/html')
       if (found.status !== 'pending' || !step) {
         return page('Payment', `<h1>Payment ${escapeHtml(found.status)}</h1><p>There is nothing left to do here.</p>`)
@@ -113,9 +113,8 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
       const qr = step === 'qr' ? `<p class="qr">JACKDAW-QR:${escapeHtml(found.id)}</p>` : ''
       return page(
         t.title,
-        `<p><span class="test">${found.livemode ? '' : 'TEST MODE'}</span></p>
-<h1>${escapeHtml(t.title)}</h1><p>${escapeHtml(t.text)}</p>
-<p>${escapeHtml(accountName)}</p><p class="amount">${escapeHtml(formatAmount(found.amount, found.currency))}</p>${qr}
+        `${found.livemode ? '' : '<p><span class="test">TEST MODE</span></p>\n'}<h1>${escapeHtml(t.title)}</h1><p>${escapeHtml(t.text)}</p>
+<p>${escapeHtml(merchant)}</p><p class="amount">${escapeHtml(formatAmount(found.amount, found.currency))}</p>${qr}
 <form method="post" action="${escapeHtml(found.id)}">
 <input type="hidden" name="token" value="${escapeHtml(req.query.token ?? '')}">
 <button type="submit" name="decision" value="approve">Approve</button>

@@ -5,7 +5,6 @@ import { AppError, notFound } from '../../errors.js'
 import { PROCESSOR_CALL_TIMEOUT_MS } from '../../processor/http-connector.js'
 import { type PayerAnswer, type PayerStep, ProcessorError } from '../../processor/processor.js'
 import type { ChargeView } from '../../schemas/charge.js'
-import { findAccount } from '../../store/accounts.js'
 import { type ChargeRow, getChargeById, patchHeldCharge } from '../../store/charges.js'
 import type { Scope } from '../../store/scope.js'
 import { getSourceWithCard, type SourceWithCard } from '../../store/sources.js'
@@ -28,7 +27,8 @@ export interface HostedChargeView {
   livemode: boolean
   amount: number
   currency: string
-  accountName: string
+  /** who is paid, as the payer's statement will name them: the charge's statement descriptor */
+  merchant: string
   /** the step the payer has to take; absent once the charge is decided */
   step?: PayerStep | undefined
 }
@@ -178,14 +178,13 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
   async function hostedCharge(id: string, token: string): Promise<HostedChargeView | undefined> {
     const row = await openedBy(id, token)
     if (!row) return undefined
-    const account = await findAccount(db, row.account_id)
     return {
       id: row.id,
       status: row.status,
       livemode: row.livemode,
       amount: row.amount,
       currency: row.currency,
-      accountName: account?.name ?? '',
+      merchant: row.statement_descriptor,
       step: (row.action as unknown as StoredAction | null)?.step,
     }
   }
