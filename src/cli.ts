@@ -160,7 +160,8 @@ async function main(argv: string[]) {
     },
   })
   if (values.help || !command || command === 'help') {
-    const topic = (command === 'help' ? sub : command) ?? 'main'
+    const [named, after] = positionals
+    const topic = (named === 'help' ? after : named) ?? 'main'
     const help = HELP[topic]
     if (help === undefined) throw new UsageError(`no command is named ${topic}`)
     process.stdout.write(help)
