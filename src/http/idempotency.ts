@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Vault } from '../crypto/vault.js'
+import type { KeyKind } from '../domain/keys.js'
 import { AppError } from '../errors.js'
 import type { Db } from '../store/db.js'
 import { claimKey, completeKey, forgetKey, releaseKey } from '../store/idempotency.js'
@@ -34,16 +35,33 @@ function canonicalPath(url: string): string {
   return path.length > 1 ? path.replace(/\/$/, '') : path
 }
 
-/** JSON with object keys sorted, so that the same body sent with its keys in another order matches. */
+/**
+ * JSON with object keys sorted, so that the same body sent with its keys in another order matches.
+ * A card's security code (`cvc`, in a source's card or with a charge) counts by its presence only:
+ * no form of it, a keyed hash included, is kept past its authorization (PCI DSS 3.3.1.2), and a
+ * 3- or 4-digit code would be found again from its hash by trying them all.
+ */
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
   if (value !== null && typeof value === 'object') {
     const entries = Object.keys(value)
       .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .map((k) => {
+        const inner = (value as Record<string, unknown>)[k]
+        return `${JSON.stringify(k)}:${k === 'cvc' ? '"(given)"' : canonicalJson(inner)}`
+      })
     return `{${entries.join(',')}}`
   }
   return JSON.stringify(value) ?? 'null'
+}
+
+/**
+ * An Idempotency-Key as it is kept: a keyed hash, never its text, which a client may have filled
+ * with anything (an order's details, a card number by mistake). The keys sent with a public key
+ * are apart from those sent with the secret key: its holders must not use up the secret key's.
+ */
+export function keptIdempotencyKey(vault: Vault, keyKind: KeyKind, sent: string): string {
+  return vault.fingerprint(`idempotency key\n${keyKind}\n${sent}`)
 }
 
 /**
@@ -68,9 +86,7 @@ export function registerIdempotency(
       })
     }
     const scope = { accountId: request.caller.accountId, livemode: request.caller.livemode }
-    // a public key is published in pages: its holders' keys must not use up the secret key's
-    // holder's, so they are kept apart, under a name no key sent can have (a key is printable ASCII)
-    const key = request.caller.keyKind === 'public' ? `public\t${sent}` : sent
+    const key = keptIdempotencyKey(deps.vault, request.caller.keyKind, sent)
     const fingerprint = deps.vault.fingerprint(
       `${request.method} ${canonicalPath(request.url)}\n${canonicalJson(request.body ?? null)}`,
     )

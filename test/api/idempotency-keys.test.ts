@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { cardSource } from '../helpers/app.js'
+import { cardSource, keptKey } from '../helpers/app.js'
 import {
   countCustomers,
   countSources,
@@ -83,10 +83,14 @@ describe('the key itself', () => {
     const first = await t.sk.post('/v2/customers/', body, idem(k))
     expectFresh(first, 201)
 
-    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '23 hours' WHERE key = $1", [k])
+    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '23 hours' WHERE key = $1", [
+      keptKey(t, k),
+    ])
     expectReplayOf(await t.sk.post('/v2/customers/', body, idem(k)), first)
 
-    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = $1", [k])
+    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = $1", [
+      keptKey(t, k),
+    ])
     const again = await t.sk.post('/v2/customers/', body, idem(k))
     expectFresh(again, 201)
     expect(again.body.id).not.toBe(first.body.id)
@@ -95,7 +99,9 @@ describe('the key itself', () => {
     expectReplayOf(await t.sk.post('/v2/customers/', body, idem(k)), again)
 
     // an expired key may also carry another body
-    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = $1", [k])
+    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = $1", [
+      keptKey(t, k),
+    ])
     expectFresh(await t.sk.post('/v2/sources/', cardSource(), idem(k)), 200)
   })
 
@@ -107,7 +113,7 @@ describe('the key itself', () => {
     await t.db.query(
       `UPDATE idempotency_keys SET status_code = NULL, response_body = NULL,
          locked_until = now() + interval '60 seconds' WHERE key = $1`,
-      [k],
+      [keptKey(t, k)],
     )
     const busy = await t.sk.post('/v2/customers/', body, idem(k))
     expect(busy.status).toBe(409)
@@ -116,7 +122,9 @@ describe('the key itself', () => {
     expect(await countCustomers(body.email)).toBe(1)
 
     // its holder died: once the claim lapses a retry runs
-    await t.db.query("UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE key = $1", [k])
+    await t.db.query("UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE key = $1", [
+      keptKey(t, k),
+    ])
     const retried = await t.sk.post('/v2/customers/', body, idem(k))
     expectFresh(retried, 201)
     expectReplayOf(await t.sk.post('/v2/customers/', body, idem(k)), retried)

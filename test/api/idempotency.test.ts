@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { cardSource, client } from '../helpers/app.js'
+import { cardSource, client, keptKey } from '../helpers/app.js'
 import {
   countCustomers,
   countSources,
@@ -166,13 +166,50 @@ describe('the answers kept', () => {
     expect(first.body.secret).toMatch(/^whsec_/)
     const kept = await t.db.query<{ response_body: string }>(
       'SELECT response_body FROM idempotency_keys WHERE key = $1',
-      [k],
+      [keptKey(t, k)],
     )
     expect(kept.rows).toHaveLength(1)
     expect(kept.rows[0]?.response_body).toMatch(/^v1:/)
     expect(kept.rows[0]?.response_body).not.toContain(first.body.secret)
     expect(kept.rows[0]?.response_body).not.toContain('whsec_')
     expectReplayOf(await t.sk.post('/v2/me/webhook_secret/roll', undefined, idem(k)), first)
+  })
+})
+
+describe('what is kept of a request', () => {
+  it('no form of a security code: the same request with another code is the same request', async () => {
+    const k = key()
+    const first = await t.pk.post('/v2/sources/', cardSource({ cvc: '4821' }), idem(k))
+    expectFresh(first, 200)
+    expectReplayOf(await t.pk.post('/v2/sources/', cardSource({ cvc: '1234' }), idem(k)), first)
+    // another card number is another request
+    expect((await t.pk.post('/v2/sources/', cardSource({ number: '5555555555554444' }), idem(k))).status).toBe(409)
+
+    const src = (await t.sk.post('/v2/sources/', cardSource())).body.id
+    const charge = { amount: 900, currency: 'usd', source: src }
+    const k2 = key()
+    const paid = await t.sk.post('/v2/charges/', { ...charge, cvc: '4821' }, idem(k2))
+    expectFresh(paid, 201)
+    expectReplayOf(await t.sk.post('/v2/charges/', { ...charge, cvc: '9999' }, idem(k2)), paid)
+  })
+
+  it('not the text of a key, which a client may fill with anything: a keyed hash of it', async () => {
+    const [spaced, dashed] = ['4012 8888 8888 1881', '4012-8888-8888-1881']
+    const src = await t.sk.post('/v2/sources/', cardSource(), idem(spaced))
+    expectFresh(src, 200)
+    const charge = { amount: 900, currency: 'usd', source: src.body.id }
+    const paid = await t.sk.post('/v2/charges/', charge, idem(dashed))
+    expectFresh(paid, 201)
+    expectReplayOf(await t.sk.post('/v2/charges/', charge, idem(dashed)), paid)
+    const stored = await t.db.query<{ text: string }>(
+      `SELECT concat_ws(' ', (SELECT string_agg(to_json(s)::text, ' ') FROM sources s),
+         (SELECT string_agg(to_json(c)::text, ' ') FROM charges c),
+         (SELECT string_agg(to_json(k)::text, ' ') FROM idempotency_keys k)) AS text`,
+    )
+    const text = stored.rows[0]?.text ?? ''
+    expect(text).toContain(keptKey(t, spaced))
+    expect(text).toContain(keptKey(t, dashed))
+    expect(text).not.toMatch(/4012[ -]?8888[ -]?8888[ -]?1881/)
   })
 })
 

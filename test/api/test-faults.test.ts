@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cardSource, type Json } from '../helpers/app.js'
+import { cardSource, type Json, keptKey } from '../helpers/app.js'
 import { type ListeningApp, listeningApp } from '../helpers/listening.js'
 
 let t: ListeningApp
@@ -146,8 +146,9 @@ describe('the Jackdaw-Test-Fault header', () => {
     expect(await counts()).toEqual(before)
     // the key holds no answer to give again
     const kept = await t.db.query('SELECT status_code, response_body FROM idempotency_keys WHERE key = $1', [
-      'error-before-commit',
+      keptKey(t, 'error-before-commit'),
     ])
+    expect(kept.rows).toHaveLength(1)
     expect(kept.rows.every((r) => r.status_code === null && r.response_body === null)).toBe(true)
 
     const retry = await t.sk.post('/v2/sources/', cardSource(), key)

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, parseConfig } from '../../src/config.js'
 import { listenUrlOf } from '../../src/main.js'
-import { cardSource, REDIRECT, TEST_CARD, type TestApp, testApp } from '../helpers/app.js'
+import { cardSource, keptKey, REDIRECT, TEST_CARD, type TestApp, testApp } from '../helpers/app.js'
 
 /**
  * What a process killed mid-request leaves behind, made by hand in the store, and what the
@@ -26,7 +26,7 @@ async function forgetAnswer(key: string) {
   await t.db.query(
     `UPDATE idempotency_keys SET status_code = NULL, response_body = NULL, locked_until = now() - interval '1 second'
      WHERE key = $1`,
-    [key],
+    [keptKey(t, key)],
   )
 }
 
@@ -87,7 +87,7 @@ describe('a create charge whose process died', () => {
     await t.sk.post('/v2/charges/', { amount: 700, currency: 'usd', source: src.body.id }, { 'idempotency-key': key })
     await t.db.query(
       "UPDATE idempotency_keys SET status_code = NULL, response_body = NULL, locked_until = now() + interval '1 minute' WHERE key = $1",
-      [key],
+      [keptKey(t, key)],
     )
     const retry = await t.sk.post(
       '/v2/charges/',
@@ -191,11 +191,16 @@ describe('idempotency records', () => {
       )
       expect(res.status).toBe(201)
     }
-    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = $1", [old])
-    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '23 hours' WHERE key = $1", [young])
+    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = $1", [
+      keptKey(t, old),
+    ])
+    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '23 hours' WHERE key = $1", [
+      keptKey(t, young),
+    ])
     const kept = async (key: string) =>
       (
-        (await t.db.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key])).rows[0] as {
+        (await t.db.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [keptKey(t, key)]))
+          .rows[0] as {
           n: number
         }
       ).n

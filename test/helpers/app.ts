@@ -3,6 +3,8 @@ import { Writable } from 'node:stream'
 import { vi } from 'vitest'
 import { type App, type AppDeps, createApp } from '../../src/app.js'
 import { Vault } from '../../src/crypto/vault.js'
+import type { KeyKind } from '../../src/domain/keys.js'
+import { keptIdempotencyKey } from '../../src/http/idempotency.js'
 import { makeLogger } from '../../src/main.js'
 import type { AccountKeys } from '../../src/services/accounts.js'
 import type { ServiceOptions } from '../../src/services/index.js'
@@ -213,3 +215,6 @@ export async function later<T>(ms: number, fn: () => Promise<T>): Promise<T> {
     clock.mockRestore()
   }
 }
+
+/** An Idempotency-Key as the store keeps it, to find its record. */
+export const keptKey = (t: TestApp, key: string, kind: KeyKind = 'secret') => keptIdempotencyKey(t.vault, kind, key)
