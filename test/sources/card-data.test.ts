@@ -40,8 +40,9 @@ const CVCS = ['987', '4321']
 
 const ALL_NUMBERS = [...CARDS.map((c) => c.number), ...REFUSED_NUMBERS]
 
-/** The number as people write it too: in groups of four. */
-const spellings = (n: string) => [n, n.replace(/(\d{4})(?=\d)/g, '$1 '), n.replace(/(\d{4})(?=\d)/g, '$1-')]
+/** The number as people write it too: in groups of four, split as text or as a URL encodes it. */
+const spellings = (n: string) =>
+  [' ', '-', '.', '\t', '%20', '%2D', '%2d', '+'].map((sep) => n.replace(/(\d{4})(?=\d)/g, `$1${sep}`)).concat(n)
 
 /** Finds a card number or a security code in a text; returns what was found. */
 function leaks(text: string): string[] {
@@ -163,6 +164,21 @@ describe('card data never leaves or rests in plain text', () => {
     expect(asCustomer.status, asCustomer.text).toBe(404)
     expect((await record(t.sk.get('/v2/charges/4012888888881881'))).status).toBe(404)
     expect((await record(t.sk.get('/v2/customers/4012888888881881'))).status).toBe(404)
+    // in a path, as a client encodes it, after an id's prefix, or where no route is
+    for (const path of [
+      '/v2/nope/4012%208888%208888%201881',
+      '/v2/charges/4012%2D8888%2D8888%2D1881/capture/x',
+      '/v2/charges/ch_4012888888881881',
+      '/v2/charges/4012.8888.8888.1881',
+      '/v2/customers/by_email/4012%208888%208888%201881',
+      '/v2/charges/?start_after=ch_4012888888881881',
+    ]) {
+      const res = await record(t.sk.get(path))
+      expect(res.status, path).toBeGreaterThanOrEqual(400)
+      expect(res.status, path).toBeLessThan(500)
+    }
+    const wrongMethod = await record(t.sk.delete('/v2/charges/4012%2D8888%2D8888%2D1881'))
+    expect(wrongMethod.status).toBe(405)
     // a number as a field's name: the refusal names the field without repeating it
     for (const res of [
       await record(t.sk.post('/v2/customers/', { email: 'x@example.com', description: 'x', '4012888888881881': 1 })),
