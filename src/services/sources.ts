@@ -1,5 +1,5 @@
 import type { Vault } from '../crypto/vault.js'
-import { cardExpired, cardProfile, luhnValid } from '../domain/card.js'
+import { cardExpired, cardProfile, holdsCardNumber, luhnValid } from '../domain/card.js'
 import { idsBefore } from '../domain/ids.js'
 import { redirectAddressProblem } from '../domain/redirect-address.js'
 import { AppError, invalidParams, notFound, type Violation } from '../errors.js'
@@ -142,6 +142,7 @@ export function sourceBodyViolations(body: unknown, livemode?: boolean): Violati
       if (problem) violations.push({ code: 'parameter_invalid', param: `redirect.${field}`, msg: problem })
     }
   }
+  violations.push(...cardNumbersInText(body))
   if (isObject(card)) {
     if (typeof card.number === 'string' && !luhnValid(card.number)) {
       violations.push({
@@ -160,6 +161,38 @@ export function sourceBodyViolations(body: unknown, livemode?: boolean): Violati
     }
   }
   return violations
+}
+
+const CARD_TEXT = [
+  'name',
+  'address_line1',
+  'address_line2',
+  'address_city',
+  'address_state',
+  'address_country',
+  'address_zip',
+]
+const ADDRESS_TEXT = ['name', 'line1', 'line2', 'city', 'state', 'country', 'zip_code']
+
+/**
+ * The names and address lines of a source that hold a card number (domain/card.ts,
+ * holdsCardNumber), which would otherwise be kept and shown in clear. A phone number, which may be
+ * as long, is not looked at.
+ */
+function cardNumbersInText(body: Record<string, unknown>): Violation[] {
+  const fields: [string, unknown][] = []
+  const { card, owner } = body
+  if (isObject(card)) for (const f of CARD_TEXT) fields.push([`card.${f}`, card[f]])
+  if (isObject(owner)) {
+    fields.push(['owner.name', owner.name], ['owner.address_country', owner.address_country])
+    for (const part of ['billing', 'shipping']) {
+      const address = owner[part]
+      if (isObject(address)) for (const f of ADDRESS_TEXT) fields.push([`owner.${part}.${f}`, address[f]])
+    }
+  }
+  return fields
+    .filter(([, value]) => typeof value === 'string' && holdsCardNumber(value))
+    .map(([param]) => ({ code: 'parameter_invalid', param, msg: `${param} must not hold a card number` }))
 }
 
 /** Tells why a consume failed: the source does not exist for this caller, or is used. */

@@ -183,3 +183,30 @@ describe('required fields', () => {
     expectRefused(await create(withValue(cardBody(), ['card'], null)), ['body', 'card'])
   })
 })
+
+describe('a card number where a name or an address goes', () => {
+  it('is refused, named and not repeated, in the card, the owner and its addresses', async () => {
+    const number = '4111 1111 1111 1111'
+    const cases: [Json, Path][] = [
+      [withValue(cardBody(), ['card', 'name'], number), ['card', 'name']],
+      [
+        withValue(cardBody(), ['card', 'address_line1'], `Flat ${number.replace(/ /g, '-')}`),
+        ['card', 'address_line1'],
+      ],
+      [withValue(walletBody(), ['owner'], { name: '4111111111111111' }), ['owner', 'name']],
+      [withValue(walletBody(), ['owner'], { billing: { name: 'Ann', line2: number } }), ['owner', 'billing', 'line2']],
+    ]
+    for (const [body, path] of cases) {
+      const res = await create(body)
+      expectRefused(res, ['body', ...path], 'parameter_invalid')
+      expect(res.body.error.message).toBe(`${path.join('.')} must not hold a card number`)
+      expect(res.text).not.toMatch(/4111[ -]?1111[ -]?1111[ -]?1111/)
+    }
+  })
+
+  it('is told from a house number, a phone number (which may pass the Luhn check) and digits that fail it', async () => {
+    const owner = { billing: { name: 'Ann Lee', line1: '12 High Street', phone_number: '441234567890126' } }
+    expectOk(await create(withValue(walletBody(), ['owner'], owner)))
+    expectOk(await create(withValue(cardBody(), ['card', 'address_line1'], 'Box 4111 1111 1111 1112')))
+  })
+})
