@@ -287,8 +287,15 @@ export async function serveCluster(config: Config, workers: number) {
         if (store.embedded) await store.db.close().catch(() => {})
         process.exit(0)
       }
+      // each process finishes the requests under way, however long their processor takes; a second
+      // signal stops the workers at once
       for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM')
-      setTimeout(() => void done(), 5_000).unref()
+      const force = () => {
+        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL')
+        void done()
+      }
+      process.once('SIGINT', force)
+      process.once('SIGTERM', force)
       cluster.on('exit', () => {
         if (Object.keys(cluster.workers ?? {}).length === 0) void done()
       })

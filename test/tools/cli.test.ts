@@ -221,6 +221,27 @@ describe('serve --workers on PostgreSQL at DATABASE_URL', () => {
       const accounts = await db.query('SELECT count(*)::int AS n FROM accounts')
       await db.end()
       expect(accounts.rows[0].n).toBe(1)
+
+      // SIGTERM: each process finishes the request it is working on, however long it takes
+      const post = (path: string, body: object, headers: Record<string, string> = {}) =>
+        fetch(`${base}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json', ...headers },
+          body: JSON.stringify(body),
+        })
+      const card = { name: 'Ann Lee', number: '4242424242424242', exp_month: '12', exp_year: '2099', cvc: '123' }
+      const source = (await (await post('/v2/sources/', { type: 'card', card })).json()) as { id: string }
+      const slow = post(
+        '/v2/charges/',
+        { amount: 800, currency: 'usd', source: source.id },
+        { 'jackdaw-test-fault': 'processor_latency=7000' },
+      )
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      server.child.kill('SIGTERM')
+      const answer = await slow
+      expect(answer.status).toBe(201)
+      expect(((await answer.json()) as { status: string }).status).toBe('succeeded')
+      expect(await server.exited).toBe(0)
     } finally {
       await server.stop()
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
