@@ -96,6 +96,21 @@ export function accountService(deps: { db: Db; vault: Vault }) {
   }
 
   /** `hash` is the key's, when the caller has it already (http/auth.ts). */
+  const lookups = new Map<string, ReturnType<typeof countedLookup>>()
+
+  /** A key's lookup, counted against its client until the key is found (KeyLookupGuard). */
+  async function countedLookup(hash: string, counted: KeyLookupGuard | undefined, client: KeyClient) {
+    await counted?.reserve(client)
+    try {
+      const row = await accounts.findKey(db, hash)
+      if (row) await counted?.release(client)
+      return row
+    } catch (err) {
+      await counted?.release(client)
+      throw err
+    }
+  }
+
   async function authenticate(
     key: string,
     hash = hashApiKey(key),
@@ -110,19 +125,28 @@ export function accountService(deps: { db: Db; vault: Vault }) {
     // a key found before is looked up again once its entry is stale, but never refused as unknown:
     // an integration that works is not shut out by other clients at its address
     const counted = cached ? undefined : guard
-    await counted?.reserve(client)
+    // requests sent at once with one key share its lookup, and count once: a burst of a valid
+    // key's requests, right after a start, is not taken for a client guessing keys
+    let lookup = lookups.get(hash)
+    const mine = lookup === undefined
+    if (lookup === undefined) {
+      lookup = countedLookup(hash, counted, client)
+      lookups.set(hash, lookup)
+      const settled = () => lookups.delete(hash)
+      lookup.then(settled, settled)
+    }
     let row: Awaited<ReturnType<typeof accounts.findKey>>
     try {
-      row = await accounts.findKey(db, hash)
+      row = await lookup
     } catch (err) {
-      await counted?.release(client)
-      throw err
+      // the sender of the shared lookup was refused for its own address, not this one
+      if (mine || !(err instanceof AppError && err.code === 'rate_limited')) throw err
+      row = await countedLookup(hash, counted, client)
     }
     if (!row) {
       keyCache.delete(hash)
       throw new AppError('api_key_invalid', 'Invalid API key provided')
     }
-    await counted?.release(client)
     const caller: Caller = { accountId: row.account_id, livemode: row.livemode, keyKind: row.kind }
     if (keyCache.size > 10_000) keyCache.clear()
     keyCache.set(hash, { caller, until: now + KEY_CACHE_MS })

@@ -94,6 +94,29 @@ describe('unknown keys counted by client address', () => {
     }
   })
 
+  it("a burst of one valid key's requests, in a process that has not seen it, is one lookup and no refusal", async () => {
+    const t = await testApp()
+    const { app, lookups } = await recordedApp(t, { authFailures: { max: 3, windowSeconds: 60 } })
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, () => call(app, t.account.sk_test_key, { address: '203.0.113.20' })),
+      )
+      expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200))
+      expect(lookups()).toBe(1)
+      // one unknown key sent at once is one lookup too, counted once
+      const unknown = unknownKey()
+      const refused = await Promise.all(
+        Array.from({ length: 10 }, () => call(app, unknown, { address: '203.0.113.21' })),
+      )
+      expect(refused.map((a) => a.status)).toEqual(refused.map(() => 401))
+      expect(lookups()).toBe(2)
+      expect((await call(app, unknownKey(), { address: '203.0.113.21' })).status).toBe(401)
+    } finally {
+      await app.close()
+      await t.close()
+    }
+  })
+
   it('does not count keys of the wrong shape or requests without a key: neither is looked up', async () => {
     const t = await testApp({}, { authFailures: { max: 2, windowSeconds: 60 } })
     try {
