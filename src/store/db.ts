@@ -67,6 +67,8 @@ export function isStatementRefused(err: unknown): boolean {
   return err instanceof pg.DatabaseError && !isDatabaseUnavailable(err)
 }
 
+const DATABASE_SILENT = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout)/
+
 // SQLSTATEs of a server that is shutting down, crashed or still starting (57P01, 57P02, 57P03)
 const SERVER_GOING_OR_COMING = new Set(['57P01', '57P02', '57P03'])
 // the socket errors of a connection that could not be made or was lost
@@ -89,8 +91,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     }
     if (typeof syscall === 'string' && CONNECTION_FAILED.has(code)) return true
   }
-  // pg's own words for a connection that ended under a query
-  return /^Connection terminated/.test(err.message)
+  // pg's own words for a connection that ended under a query, or that did not open or answer in time
+  return DATABASE_SILENT.test(err.message)
 }
 
 // Amounts are bigint columns; every amount the API accepts is a safe integer.
@@ -104,6 +106,9 @@ export interface PostgresOptions {
   poolSize?: number
   /** a schema to work in, for tests that share one database */
   schema?: string
+  /** how long a connection may take to open (10 s), and a statement to answer (60 s) */
+  connectTimeoutMs?: number
+  queryTimeoutMs?: number
 }
 
 export async function openPostgres(opts: PostgresOptions): Promise<Db> {
@@ -119,6 +124,11 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
     const p = new pg.Pool({
       connectionString: opts.url,
       max,
+      // a server that stops answering (frozen, or gone without closing the connection, as a
+      // network partition leaves it) fails the request as unavailable rather than holding it
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+      query_timeout: opts.queryTimeoutMs ?? 60_000,
+      keepAlive: true,
       options: [...settings, ...extra].join(' '),
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
@@ -173,6 +183,8 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
       await client.query('COMMIT')
       return result
     } catch (err) {
+      // a connection that did not answer in time may answer later, out of turn: it is let go of
+      if (err instanceof Error && DATABASE_SILENT.test(err.message)) lost ??= err
       if (!lost) await client.query('ROLLBACK').catch(() => {})
       throw err
     } finally {

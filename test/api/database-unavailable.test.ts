@@ -99,6 +99,16 @@ async function relayTo(databaseUrl: string) {
   url.port = String(relayPort)
   return {
     url: url.toString(),
+    /** the server stops answering, connections open: what a frozen server or a lost network leaves */
+    freeze() {
+      for (const s of sockets) s.unpipe().pause()
+      server?.removeAllListeners('connection')
+      server?.on('connection', (down: net.Socket) => {
+        sockets.add(down)
+        down.on('error', () => {})
+        down.pause()
+      })
+    },
     async cut() {
       const closed = new Promise((r) => server?.close(r))
       for (const s of sockets) s.destroy()
@@ -170,4 +180,31 @@ describe('a database that goes away and comes back', () => {
     const charges = (await sk.get('/v2/charges/')).body.data
     expect(charges.map((c: { id: string }) => c.id)).toEqual([finished.body.id])
   })
+})
+
+describe('a database that stops answering, its connections left open', () => {
+  it('answers 503 once a statement or a connection has waited its time, instead of holding the request', async () => {
+    const store = await testStore()
+    const relay = await relayTo(store.url)
+    const db = await openPostgres({ url: relay.url, poolSize: 2, connectTimeoutMs: 1_000, queryTimeoutMs: 1_500 })
+    const { app } = await buildApp(db, new Vault(randomBytes(32)), {}, {})
+    try {
+      const sk = client(app, (await app.services.accounts.create('Frozen shop')).sk_test_key)
+      expect((await sk.get('/v2/customers/')).status).toBe(200)
+      relay.freeze()
+      const started = Date.now()
+      // a statement on a connection open already, then new connections that never open
+      const answers = [
+        await sk.post('/v2/customers/', { email: 'f@example.com', description: 'x' }),
+        await sk.post('/v2/customers/', { email: 'g@example.com', description: 'x' }),
+        await sk.post('/v2/customers/', { email: 'h@example.com', description: 'x' }),
+      ]
+      for (const answer of answers) expectUnavailable(answer)
+      expect(Date.now() - started).toBeLessThan(10_000)
+    } finally {
+      await app.close().catch(() => {})
+      await relay.cut()
+      await store.close()
+    }
+  }, 30_000)
 })
