@@ -13,6 +13,9 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 /** The notify calls one account, or one receiving host, may have in flight in a process, unless told. */
 export const DEFAULT_NOTIFY_SHARE = 4
 
+// the longest a Node timer waits (2^31 - 1 ms, about 24.8 days); a longer one fires at once
+const MAX_TIMER_MS = 2_147_483_647
+
 const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
@@ -53,8 +56,8 @@ const ConfigSchema = Type.Object({
   /** an Idempotency-Key held by a request that died is free again after this long */
   JACKDAW_IDEMPOTENCY_LEASE_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
   /** an operation under way with the processor this long is taken for interrupted and finished */
-  JACKDAW_RECOVERY_GRACE_MS: Type.Integer({ minimum: 100, default: 30000 }),
-  JACKDAW_RECOVERY_INTERVAL_MS: Type.Integer({ minimum: 100, default: 5000 }),
+  JACKDAW_RECOVERY_GRACE_MS: Type.Integer({ minimum: 100, maximum: MAX_TIMER_MS, default: 30000 }),
+  JACKDAW_RECOVERY_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: MAX_TIMER_MS, default: 5000 }),
   /** a charge waiting this long for its payer (3-D Secure, wallet, QR, OTP) fails with payment_expired; at most 30 days */
   JACKDAW_PAYER_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 2592000, default: 86400 }),
   /** a card's security code is erased this long after its source was made, and the number of a source never used; at most 30 days */
@@ -62,7 +65,7 @@ const ConfigSchema = Type.Object({
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** requests per window: per secret key, per public key and client address, per address for the rest */
   JACKDAW_RATE_LIMIT: Type.Integer({ minimum: 1, default: 100 }),
-  JACKDAW_RATE_WINDOW_MS: Type.Integer({ minimum: 100, default: 1000 }),
+  JACKDAW_RATE_WINDOW_MS: Type.Integer({ minimum: 100, maximum: MAX_TIMER_MS, default: 1000 }),
   /** well-formed but unknown keys one client address may send per window before it is refused; 0 counts none */
   JACKDAW_AUTH_FAILURE_LIMIT: Type.Integer({ minimum: 0, default: 20 }),
   JACKDAW_AUTH_FAILURE_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86400, default: 300 }),
@@ -100,6 +103,20 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       errors.push({ name, message: 'must be a whole number' })
     }
   }
+  // the pattern checks the scheme only; an address must also be one a URL can be made of
+  for (const name of ['JACKDAW_PUBLIC_URL', 'JACKDAW_LIVE_PROCESSOR_URL', 'REDIS_URL']) {
+    const raw = env[name]
+    if (raw && (!URL.canParse(raw) || !new URL(raw).hostname)) {
+      errors.push({ name, message: 'must be a URL with a host' })
+    }
+  }
+  const key = env.JACKDAW_ENCRYPTION_KEY
+  if (key && Buffer.from(key, 'base64').length !== 32) {
+    errors.push({ name: 'JACKDAW_ENCRYPTION_KEY', message: 'must be the base64 of 32 bytes (openssl rand -base64 32)' })
+  }
+  // PostgreSQL's may name no host: a socket directory in its query instead
+  if (env.DATABASE_URL && !URL.canParse(env.DATABASE_URL))
+    errors.push({ name: 'DATABASE_URL', message: 'must be a URL' })
   try {
     NotifyAllowList.parse(env.JACKDAW_NOTIFY_ALLOW_HOSTS ?? '')
   } catch (err) {

@@ -313,6 +313,9 @@ export function explainStartupError(err: unknown): string {
   const code = err instanceof Error && 'code' in err ? err.code : undefined
   if (code === 'EADDRINUSE') return `the port is in use: ${(err as Error).message}; set PORT to another port`
   if (code === 'ECONNREFUSED') return `cannot reach PostgreSQL at DATABASE_URL: ${(err as Error).message}`
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') {
+    return `HOST names no address of this machine to listen on: ${(err as Error).message}`
+  }
   return err instanceof Error ? (err.stack ?? err.message) : String(err)
 }
 

@@ -1,5 +1,7 @@
+import { lookup } from 'node:dns/promises'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, parseConfig } from '../../src/config.js'
+import { explainStartupError } from '../../src/main.js'
 
 function refusal(env: Record<string, string>): string {
   try {
@@ -28,6 +30,39 @@ describe('a refused configuration', () => {
     expect(message).toContain('postgress://app:***@db.example:5432/jackdaw')
     expect(message).toContain('"eighty"')
     expect(message).toContain('JACKDAW_LIVE_PROCESSOR_SECRET=(12 characters, not shown)')
+  })
+})
+
+describe('addresses and times the service could not use', () => {
+  it('refuses an address with no host, and a time past what a timer can wait, naming each', () => {
+    const message = refusal({
+      JACKDAW_PUBLIC_URL: 'https://',
+      JACKDAW_LIVE_PROCESSOR_URL: 'http://pay example.com',
+      REDIS_URL: 'redis://',
+      DATABASE_URL: 'postgres://[::1',
+      JACKDAW_RECOVERY_INTERVAL_MS: '3000000000',
+      JACKDAW_RECOVERY_GRACE_MS: '99999999999',
+      JACKDAW_RATE_WINDOW_MS: '99999999999',
+      JACKDAW_ENCRYPTION_KEY: 'c2hvcnQ=',
+    })
+    for (const name of [
+      'JACKDAW_PUBLIC_URL',
+      'JACKDAW_LIVE_PROCESSOR_URL',
+      'REDIS_URL',
+      'DATABASE_URL',
+      'JACKDAW_RECOVERY_INTERVAL_MS',
+      'JACKDAW_RECOVERY_GRACE_MS',
+      'JACKDAW_RATE_WINDOW_MS',
+      'JACKDAW_ENCRYPTION_KEY',
+    ]) {
+      expect(message).toContain(`${name}=`)
+    }
+  })
+
+  it("takes PostgreSQL's address of a socket directory, which names no host", () => {
+    expect(parseConfig({ DATABASE_URL: 'postgresql:///jackdaw?host=/var/run/postgresql' }).DATABASE_URL).toBe(
+      'postgresql:///jackdaw?host=/var/run/postgresql',
+    )
   })
 })
 
@@ -62,5 +97,14 @@ describe('the retention of security codes', () => {
         'JACKDAW_SECURITY_CODE_RETENTION_SECONDS',
       )
     }
+  })
+})
+
+describe('a start that fails', () => {
+  it('names HOST when it is no address to listen on, without a stack trace', async () => {
+    const err = await lookup('nonexistent.invalid').catch((e: unknown) => e)
+    const said = explainStartupError(err)
+    expect(said).toMatch(/^HOST names no address of this machine to listen on: /)
+    expect(said).not.toMatch(/\n\s+at /)
   })
 })
