@@ -58,7 +58,7 @@ async function charge(id: string, as: Client = t.sk): Promise<Json> {
 
 function expectHtml(res: Reply, status: number) {
   expect(res.status, res.text).toBe(status)
-  expect(String(res.headers['content-type'])).toMatch(/^text\/html/)
+  expect(String(res.headers['content-type'])).toBe('text/html; charset=utf-8')
   const csp = String(res.headers['content-security-policy'])
   expect(csp).toContain("default-src 'none'")
   expect(csp).toContain("frame-ancestors 'none'")
@@ -67,6 +67,7 @@ function expectHtml(res: Reply, status: number) {
   expect(res.headers['cache-control']).toBe('no-store')
   expect(res.headers['x-content-type-options']).toBe('nosniff')
   expect(res.text).toMatch(/^<!doctype html>/i)
+  expect(res.text).toContain('<main class="box">')
 }
 
 /** The page a payer sees first: the step's title, the amount, both buttons, the form. */

@@ -36,6 +36,8 @@ const TITLES: Record<PayerStep, { title: string; text: string }> = {
   otp: { title: 'One-time password', text: 'Enter the code your bank sent you.' },
 }
 
+const HTML = 'text/html; charset=utf-8'
+
 const CSP = pageCsp({ 'style-src': "'unsafe-inline'", 'img-src': 'data:' })
 
 function page(title: string, body: string): string {
@@ -48,7 +50,7 @@ function page(title: string, body: string): string {
 .qr{font-family:monospace;background:#f4f4f4;padding:1rem;word-break:break-all}
 button{font:inherit;padding:.6rem 1.2rem;border-radius:8px;border:1px solid #888;margin-right:.5rem;cursor:pointer}
 button[value=approve]{background:#1d7f3a;color:#fff;border-color:#1d7f3a}</style></head>
-<body><div class="box">${body}</div></body></html>`
+<body><main class="box">${body}</main></body></html>`
 }
 
 const Params = Type.Object({ ch_id: Type.String({ minLength: 1, maxLength: 100 }) })
@@ -88,14 +90,14 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         : ['This payment cannot be answered', unreadable ? 'This payment link is not valid.' : `${caught.message}.`]
     return reply
       .code(unreadable ? 400 : caught.status)
-      .type('text/html')
+      .type(HTML)
       .send(page('Payment', `<h1>${escapeHtml(heading)}</h1><p>${escapeHtml(why)}</p>`))
   })
 
   const notFound = (reply: import('fastify').FastifyReply) =>
     reply
       .code(404)
-      .type('text/html')
+      .type(HTML)
       .send(page('Payment not found', '<h1>Payment not found</h1><p>This payment link is not valid.</p>'))
 
   app.get(
@@ -105,7 +107,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
       const found = await services.charges.hostedCharge(req.params.ch_id, req.query.token ?? '')
       if (!found) return notFound(reply)
       const { step, merchant } = found
-      reply.type('text/html')
+      reply.type(HTML)
       if (found.status !== 'pending' || !step) {
         return page('Payment', `<h1>Payment ${escapeHtml(found.status)}</h1><p>There is nothing left to do here.</p>`)
       }
@@ -130,7 +132,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
     async (req, reply) => {
       const decision = req.body.decision
       if (decision !== 'approve' && decision !== 'decline') {
-        return reply.code(400).type('text/html').send(page('Payment', '<h1>Choose approve or decline</h1>'))
+        return reply.code(400).type(HTML).send(page('Payment', '<h1>Choose approve or decline</h1>'))
       }
       let done: Awaited<ReturnType<Services['charges']['hostedAnswer']>>
       try {
@@ -153,7 +155,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         return reply.redirect(view.source.action?.url ?? view.id, 303)
       }
       return reply
-        .type('text/html')
+        .type(HTML)
         .send(page('Payment', `<h1>Payment ${escapeHtml(view.status)}</h1><p>You can close this page.</p>`))
     },
   )
