@@ -162,7 +162,7 @@ async function main(argv: string[]) {
   if (values.help || !command || command === 'help') {
     const [named, after] = positionals
     const topic = (named === 'help' ? after : named) ?? 'main'
-    const help = HELP[topic]
+    const help = Object.hasOwn(HELP, topic) ? HELP[topic] : undefined
     if (help === undefined) throw new UsageError(`no command is named ${topic}`)
     process.stdout.write(help)
     return

@@ -114,9 +114,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   if (key && Buffer.from(key, 'base64').length !== 32) {
     errors.push({ name: 'JACKDAW_ENCRYPTION_KEY', message: 'must be the base64 of 32 bytes (openssl rand -base64 32)' })
   }
-  // PostgreSQL's may name no host: a socket directory in its query instead
-  if (env.DATABASE_URL && !URL.canParse(env.DATABASE_URL))
-    errors.push({ name: 'DATABASE_URL', message: 'must be a URL' })
   try {
     NotifyAllowList.parse(env.JACKDAW_NOTIFY_ALLOW_HOSTS ?? '')
   } catch (err) {

@@ -307,15 +307,17 @@ export async function serveCluster(config: Config, workers: number) {
   await serve(config, { quiet: true })
 }
 
-export function explainStartupError(err: unknown): string {
+export function explainStartupError(err: unknown, host = process.env.HOST): string {
   if (err instanceof ConfigError || err instanceof EmbeddedStoreError || err instanceof SchemaMismatchError)
     return err.message
   const code = err instanceof Error && 'code' in err ? err.code : undefined
   if (code === 'EADDRINUSE') return `the port is in use: ${(err as Error).message}; set PORT to another port`
   if (code === 'ECONNREFUSED') return `cannot reach PostgreSQL at DATABASE_URL: ${(err as Error).message}`
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') {
+  const hostname = (err as { hostname?: unknown }).hostname
+  if ((code === 'ENOTFOUND' || code === 'EAI_AGAIN') && hostname !== undefined && hostname === host) {
     return `HOST names no address of this machine to listen on: ${(err as Error).message}`
   }
+  if (code === 'EADDRNOTAVAIL') return `HOST names no address of this machine to listen on: ${(err as Error).message}`
   return err instanceof Error ? (err.stack ?? err.message) : String(err)
 }
 

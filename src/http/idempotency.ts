@@ -41,19 +41,23 @@ function canonicalPath(url: string): string {
  * no form of it, a keyed hash included, is kept past its authorization (PCI DSS 3.3.1.2), and a
  * 3- or 4-digit code would be found again from its hash by trying them all.
  */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+function canonicalJson(value: unknown, path = ''): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, `${path}[]`)).join(',')}]`
   if (value !== null && typeof value === 'object') {
     const entries = Object.keys(value)
       .sort()
       .map((k) => {
-        const inner = (value as Record<string, unknown>)[k]
-        return `${JSON.stringify(k)}:${k === 'cvc' ? '"(given)"' : canonicalJson(inner)}`
+        const at = `${path}.${k}`
+        const inner = SECURITY_CODES.has(at) ? '"(given)"' : canonicalJson((value as Record<string, unknown>)[k], at)
+        return `${JSON.stringify(k)}:${inner}`
       })
     return `{${entries.join(',')}}`
   }
   return JSON.stringify(value) ?? 'null'
 }
+
+/** Where a body carries a security code: a charge's own, and a new source's card's. */
+const SECURITY_CODES = new Set(['.cvc', '.card.cvc'])
 
 /**
  * An Idempotency-Key as it is kept: a keyed hash, never its text, which a client may have filled

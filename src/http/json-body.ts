@@ -38,17 +38,21 @@ function parsedOrUndefined(text: string): unknown {
   }
 }
 
-/** Where the first key that secure-json-parse forbids is, if the body has one. */
-function prototypeKeyPath(value: unknown, path: string[] = []): string[] | undefined {
-  if (typeof value !== 'object' || value === null) return undefined
-  if (Object.hasOwn(value, '__proto__')) return [...path, '__proto__']
-  const ctor = Object.hasOwn(value, 'constructor') ? (value as { constructor: unknown }).constructor : undefined
-  if (typeof ctor === 'object' && ctor !== null && Object.hasOwn(ctor, 'prototype')) {
-    return [...path, 'constructor', 'prototype']
-  }
-  for (const [key, inner] of Object.entries(value)) {
-    const found = prototypeKeyPath(inner, [...path, key])
-    if (found) return found
+/**
+ * Where the first key that secure-json-parse forbids is, if the body has one. Iterative: a deeply
+ * nested body must not exhaust the stack.
+ */
+function prototypeKeyPath(body: unknown): string[] | undefined {
+  const stack: [unknown, string[]][] = [[body, []]]
+  while (stack.length > 0) {
+    const [value, path] = stack.pop() as [unknown, string[]]
+    if (typeof value !== 'object' || value === null) continue
+    if (Object.hasOwn(value, '__proto__')) return [...path, '__proto__']
+    const ctor = Object.hasOwn(value, 'constructor') ? (value as { constructor: unknown }).constructor : undefined
+    if (typeof ctor === 'object' && ctor !== null && Object.hasOwn(ctor, 'prototype')) {
+      return [...path, 'constructor', 'prototype']
+    }
+    for (const [key, inner] of Object.entries(value).reverse()) stack.push([inner, [...path, key]])
   }
   return undefined
 }

@@ -84,17 +84,17 @@ function reference(req: PaymentRequest): string {
   return `sim_${hash('sha256', req.chargeId).slice(0, 24)}`
 }
 
-/**
- * The test-mode payment simulator. It keeps no state: every answer follows from the request (the
- * test card, the source type, the payer's answer), so it survives restarts and runs anywhere,
- * in process or as a separate processor service.
- */
 /** What a card comes to at `at`: a card past its expiry month is expired, whatever its number. */
 function cardOutcome(card: NonNullable<PaymentRequest['card']>, at: string): TestCardOutcome {
   if (cardExpired(Number(card.expMonth), Number(card.expYear), new Date(at))) return 'expired_card'
   return testCard(card.number)?.outcome ?? 'succeeds'
 }
 
+/**
+ * The test-mode payment simulator. It keeps no state: every answer follows from the request (the
+ * test card, the source type, the payer's answer), so it survives restarts and runs anywhere,
+ * in process or as a separate processor service.
+ */
 export class Simulator implements Processor {
   readonly decidesInProcess: boolean = true
 

@@ -257,7 +257,7 @@ export async function claimInterrupted(db: Queryable, graceMs: number, limit = 2
  */
 export async function claimAbandoned(db: Queryable, timeoutMs: number, limit = 20): Promise<ChargeRow[]> {
   const res = await db.query<ChargeRow>(
-    `UPDATE charges SET processing = 'authorize', processing_since = now(), updated_at = now() WHERE id IN (
+    `UPDATE charges SET processing = 'authorize', processing_since = now() WHERE id IN (
        SELECT id FROM charges
        WHERE action IS NOT NULL AND status = 'pending' AND processing IS NULL
          AND updated_at < account_now(account_id, livemode) - $1 * interval '1 millisecond'

@@ -125,6 +125,15 @@ describe('every answer', () => {
       expect(res.body.error.detail).toEqual([expect.objectContaining({ loc: ['body', ...param.split('.')] })])
     }
     expect((await t.sk.get('/v2/customers/by_email/proto@example.com')).status).toBe(404)
+    // however deep it is
+    const deep = `${'['.repeat(8000)}{"__proto__":1}${']'.repeat(8000)}`
+    const nested = await t.sk.post(
+      '/v2/customers/',
+      `{"email":"proto@example.com","description":"x","metadata":${deep}}`,
+    )
+    expectError(nested, 422, 'parameter_invalid')
+    // named as far as a name is shown: it is cut at 200 characters
+    expect(nested.body.error.param).toMatch(/^metadata(\.0)+\.?…$/)
     // a key named constructor is an ordinary key
     const plain = await t.sk.post('/v2/customers/', {
       email: 'proto@example.com',

@@ -191,6 +191,12 @@ describe('what is kept of a request', () => {
     const paid = await t.sk.post('/v2/charges/', { ...charge, cvc: '4821' }, idem(k2))
     expectFresh(paid, 201)
     expectReplayOf(await t.sk.post('/v2/charges/', { ...charge, cvc: '9999' }, idem(k2)), paid)
+    // a field of another name is compared, wherever it is
+    const k3 = key()
+    const customer = customerBody()
+    expectFresh(await t.sk.post('/v2/customers/', { ...customer, metadata: { cvc: 'a' } }, idem(k3)), 201)
+    const other = await t.sk.post('/v2/customers/', { ...customer, metadata: { cvc: 'b' } }, idem(k3))
+    expect(other.status).toBe(409)
   })
 
   it('not the text of a key, which a client may fill with anything: a keyed hash of it', async () => {

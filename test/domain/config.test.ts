@@ -39,7 +39,6 @@ describe('addresses and times the service could not use', () => {
       JACKDAW_PUBLIC_URL: 'https://',
       JACKDAW_LIVE_PROCESSOR_URL: 'http://pay example.com',
       REDIS_URL: 'redis://',
-      DATABASE_URL: 'postgres://[::1',
       JACKDAW_RECOVERY_INTERVAL_MS: '3000000000',
       JACKDAW_RECOVERY_GRACE_MS: '99999999999',
       JACKDAW_RATE_WINDOW_MS: '99999999999',
@@ -49,7 +48,6 @@ describe('addresses and times the service could not use', () => {
       'JACKDAW_PUBLIC_URL',
       'JACKDAW_LIVE_PROCESSOR_URL',
       'REDIS_URL',
-      'DATABASE_URL',
       'JACKDAW_RECOVERY_INTERVAL_MS',
       'JACKDAW_RECOVERY_GRACE_MS',
       'JACKDAW_RATE_WINDOW_MS',
@@ -59,10 +57,10 @@ describe('addresses and times the service could not use', () => {
     }
   })
 
-  it("takes PostgreSQL's address of a socket directory, which names no host", () => {
-    expect(parseConfig({ DATABASE_URL: 'postgresql:///jackdaw?host=/var/run/postgresql' }).DATABASE_URL).toBe(
-      'postgresql:///jackdaw?host=/var/run/postgresql',
-    )
+  it("takes PostgreSQL's addresses of a socket directory, which name no host", () => {
+    for (const url of ['postgresql:///jackdaw?host=/var/run/postgresql', 'postgres://app:pw@/jackdaw?host=/tmp']) {
+      expect(parseConfig({ DATABASE_URL: url }).DATABASE_URL).toBe(url)
+    }
   })
 })
 
@@ -103,8 +101,10 @@ describe('the retention of security codes', () => {
 describe('a start that fails', () => {
   it('names HOST when it is no address to listen on, without a stack trace', async () => {
     const err = await lookup('nonexistent.invalid').catch((e: unknown) => e)
-    const said = explainStartupError(err)
+    const said = explainStartupError(err, 'nonexistent.invalid')
     expect(said).toMatch(/^HOST names no address of this machine to listen on: /)
     expect(said).not.toMatch(/\n\s+at /)
+    // a name that is not HOST (the database's, say) is not blamed on HOST
+    expect(explainStartupError(err, '127.0.0.1')).not.toMatch(/^HOST/)
   })
 })

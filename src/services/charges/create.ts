@@ -1,4 +1,3 @@
-import { holdsCardNumber } from '../../domain/card.js'
 import { normalizeCurrency } from '../../domain/money.js'
 import { redirectAddressProblem } from '../../domain/redirect-address.js'
 import { AppError, invalidParams, type Violation } from '../../errors.js'
@@ -16,25 +15,14 @@ import type { ChargeContext, HostedPageUrl } from './context.js'
 
 /**
  * The rules of a charge's body that its schema cannot state: the currency is one ISO 4217 knows,
- * the payer's return address is one a browser may be sent to, and the statement descriptor holds
- * no card number. It reads the body as it came, so
+ * and the payer's return address is one a browser may be sent to. It reads the body as it came, so
  * that a refused body's answer names these problems as well as the schema's; without a mode (before
  * the key's mode is at hand) http passes and the service checks again.
  */
 export function chargeBodyViolations(body: unknown, livemode?: boolean): Violation[] {
-  const { currency, redirect_url, statement_descriptor } =
-    typeof body === 'object' && body !== null
-      ? (body as { currency?: unknown; redirect_url?: unknown; statement_descriptor?: unknown })
-      : {}
+  const { currency, redirect_url } =
+    typeof body === 'object' && body !== null ? (body as { currency?: unknown; redirect_url?: unknown }) : {}
   const violations: Violation[] = []
-  // it is printed on the payer's statement
-  if (typeof statement_descriptor === 'string' && holdsCardNumber(statement_descriptor)) {
-    violations.push({
-      code: 'parameter_invalid',
-      param: 'statement_descriptor',
-      msg: 'statement_descriptor must not hold a card number',
-    })
-  }
   if (typeof currency === 'string' && !normalizeCurrency(currency)) {
     violations.push({
       code: 'parameter_invalid',

@@ -224,10 +224,11 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
 
   /** The charge once no longer pending, waiting while an answer to it is under way; else undefined. */
   async function decidedView(scope: Scope, id: string): Promise<ChargeView | undefined> {
-    for (let waited = 0; ; waited += DECISION_POLL_MS) {
+    const until = Date.now() + DECISION_WAIT_MS
+    for (;;) {
       const row = await getChargeById(db, id)
       if (row && row.status !== 'pending') return currentView(db, scope, id)
-      if (!row?.processing || waited >= DECISION_WAIT_MS) return undefined
+      if (!row?.processing || Date.now() >= until) return undefined
       await new Promise((resolve) => setTimeout(resolve, DECISION_POLL_MS))
     }
   }
