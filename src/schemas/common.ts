@@ -81,6 +81,9 @@ export const IdParams = <K extends string>(name: K, prefix: string) =>
 /** The body of an operation that takes no fields: none at all, or `{}`; any field is a 422. */
 export const NoBody = Type.Object({}, { additionalProperties: false })
 
+/** The query of an operation that takes none: any parameter is a 422, so a typo never passes silently. */
+export const NoQuery = Type.Object({}, { additionalProperties: false })
+
 /** The error responses every route can give, so the OpenAPI document shows them. */
 export function withErrors<R extends Record<number, TSchema>>(ok: R) {
   return { ...ok, '4xx': ErrorEnvelope, '5xx': ErrorEnvelope }

@@ -169,6 +169,23 @@ describe('every answer', () => {
     expect((await withBody(`/v2/customers/${customer.id}`, '')).status).toBe(200)
   })
 
+  it('an operation that takes no query refuses a parameter (422 parameter_unknown), as lists refuse theirs', async () => {
+    const source = (await t.sk.post('/v2/sources/', cardSource())).body
+    const customer = (await t.sk.post('/v2/customers/', { email: 'noquery@example.com', description: 'x' })).body
+    for (const path of [
+      `/v2/sources/${source.id}`,
+      `/v2/customers/${customer.id}`,
+      '/v2/customers/by_email/noquery@example.com',
+      '/v2/me',
+      '/v2/test/clock',
+    ]) {
+      const refused = await t.sk.get(`${path}?expand=source`)
+      expectError(refused, 422, 'parameter_unknown', 'expand')
+      expect(refused.body.error.detail[0].loc).toEqual(['query', 'expand'])
+      expect((await t.sk.get(path)).status, path).toBe(200)
+    }
+  })
+
   it('a body that is not JSON is 415, whatever it holds', async () => {
     const json = JSON.stringify({ email: 'text@example.com', description: 'sent as text' })
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'text/html']) {

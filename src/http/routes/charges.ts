@@ -8,7 +8,7 @@ import {
   TestAuthorizeBody,
   VerifyBody,
 } from '../../schemas/charge.js'
-import { IdParams, ListOf, NoBody, withErrors } from '../../schemas/common.js'
+import { IdParams, ListOf, NoBody, NoQuery, withErrors } from '../../schemas/common.js'
 import { chargeBodyViolations } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
 import { chargeBaseUrlOf } from '../base-url.js'
@@ -78,6 +78,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags,
         operationId: 'retrieveCharge',
+        querystring: NoQuery,
         summary: 'Retrieve a charge',
         params: Params,
         response: withErrors({ 200: Charge }),

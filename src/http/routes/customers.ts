@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { IdParams, ListOf, ListQuery, NoBody, withErrors } from '../../schemas/common.js'
+import { IdParams, ListOf, ListQuery, NoBody, NoQuery, withErrors } from '../../schemas/common.js'
 import {
   AttachSourceBody,
   CreateCustomerBody,
@@ -56,6 +56,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
       schema: {
         tags,
         operationId: 'retrieveCustomerByEmail',
+        querystring: NoQuery,
         summary: 'The newest customer with an email',
         params: EmailParams,
         response: withErrors({ 200: Customer }),
@@ -70,6 +71,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
       schema: {
         tags,
         operationId: 'retrieveCustomer',
+        querystring: NoQuery,
         summary: 'Retrieve a customer',
         params: CustomerParams,
         response: withErrors({ 200: Customer }),

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { OfChargeQuery } from '../../schemas/charge.js'
-import { IdParams, ListOf, NoBody, withErrors } from '../../schemas/common.js'
+import { IdParams, ListOf, NoBody, NoQuery, withErrors } from '../../schemas/common.js'
 import { Delivery } from '../../schemas/delivery.js'
 import type { Services } from '../../services/index.js'
 import { pageOf } from '../lists.js'
@@ -35,6 +35,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
       schema: {
         tags,
         operationId: 'retrieveDelivery',
+        querystring: NoQuery,
         summary: 'Retrieve a delivery with its attempts',
         params: Params,
         response: withErrors({ 200: Delivery }),

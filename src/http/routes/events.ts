@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { OfChargeQuery } from '../../schemas/charge.js'
-import { IdParams, ListOf, withErrors } from '../../schemas/common.js'
+import { IdParams, ListOf, NoQuery, withErrors } from '../../schemas/common.js'
 import { Event } from '../../schemas/event.js'
 import type { Services } from '../../services/index.js'
 import { pageOf } from '../lists.js'
@@ -31,6 +31,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       schema: {
         tags,
         operationId: 'retrieveEvent',
+        querystring: NoQuery,
         summary: 'Retrieve an event',
         params: IdParams('evt_id', 'evt_'),
         response: withErrors({ 200: Event }),

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Account, WebhookSecret } from '../../schemas/account.js'
-import { NoBody, withErrors } from '../../schemas/common.js'
+import { NoBody, NoQuery, withErrors } from '../../schemas/common.js'
 import type { Services } from '../../services/index.js'
 
 export const meRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
@@ -10,6 +10,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async
       schema: {
         tags: ['account'],
         operationId: 'retrieveAccount',
+        querystring: NoQuery,
         summary: 'The account of the key',
         response: withErrors({ 200: Account }),
       },

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { IdParams, withErrors } from '../../schemas/common.js'
+import { IdParams, NoQuery, withErrors } from '../../schemas/common.js'
 import { CreateSourceBody, Source } from '../../schemas/source.js'
 import type { Services } from '../../services/index.js'
 import { sourceBodyViolations } from '../../services/sources.js'
@@ -29,6 +29,7 @@ export const sourceRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       schema: {
         tags: ['sources'],
         operationId: 'retrieveSource',
+        querystring: NoQuery,
         summary: 'Retrieve a source',
         params: IdParams('src_id', 'src_'),
         response: withErrors({ 200: Source }),

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { withErrors } from '../../schemas/common.js'
+import { NoQuery, withErrors } from '../../schemas/common.js'
 import { AdvanceBody, TestClock } from '../../schemas/test-clock.js'
 import type { Services } from '../../services/index.js'
 import { TEST_MODE_TAG } from './accounts.js'
@@ -13,6 +13,7 @@ export const testClockRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       schema: {
         tags,
         operationId: 'retrieveTestClock',
+        querystring: NoQuery,
         summary: "The account's test clock",
         response: withErrors({ 200: TestClock }),
       },

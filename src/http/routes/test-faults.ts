@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { withErrors } from '../../schemas/common.js'
+import { NoQuery, withErrors } from '../../schemas/common.js'
 import { FaultRulesBody, TestFaults } from '../../schemas/test-faults.js'
 import type { Services } from '../../services/index.js'
 import { TEST_MODE_TAG } from './accounts.js'
@@ -13,6 +13,7 @@ export const testFaultRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       schema: {
         tags,
         operationId: 'retrieveTestFaults',
+        querystring: NoQuery,
         summary: "The account's test-mode fault rules",
         response: withErrors({ 200: TestFaults }),
       },

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AppError } from '../../errors.js'
-import { ListOf, withErrors } from '../../schemas/common.js'
+import { ListOf, NoQuery, withErrors } from '../../schemas/common.js'
 import { Scenario, ScenarioOverrides, ScenarioParams, ScenarioRun } from '../../schemas/scenario.js'
 import { chargeBodyViolations } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
@@ -26,6 +26,7 @@ export const testScenarioRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags,
         operationId: 'listScenarios',
+        querystring: NoQuery,
         summary: 'The scenarios there are, with the overrides each takes',
         response: withErrors({ 200: ListOf(Scenario) }),
       },
