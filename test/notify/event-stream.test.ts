@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readStream, type StreamMessage } from '../../src/client/sse.js'
 import { insertEvent } from '../../src/store/events.js'
-import { cardSource } from '../helpers/app.js'
+import { cardSource, client } from '../helpers/app.js'
 import { type ListeningApp, listeningApp } from '../helpers/listening.js'
 
 /**
@@ -95,6 +95,33 @@ describe('the event stream', () => {
     const ids = stream.messages.map((m) => m.id)
     expect(new Set(ids).size).toBe(ids.length)
     for (const m of again) expect(Date.now() - Number.parseInt((m.id as string).slice(4, 16), 16)).toBeLessThan(15_000)
+  })
+
+  it("on a deterministic account, whose ids carry its clock's time, resumes with the events after Last-Event-ID only", async () => {
+    const det = await t.app.services.accounts.create('Replay shop', { seed: 'event-stream-1' })
+    const sk = client(t.app, det.sk_test_key)
+    for (let i = 0; i < 3; i++) {
+      const src = await sk.post('/v2/sources/', cardSource())
+      expect((await sk.post('/v2/charges/', { amount: 700 + i, currency: 'usd', source: src.body.id })).status).toBe(
+        201,
+      )
+    }
+    const ids = ((await sk.get('/v2/events/?limit=100')).body.data as { id: string }[]).map((e) => e.id).reverse()
+    expect(ids.length).toBeGreaterThanOrEqual(3)
+    const stream = open(det.sk_test_key, ids[0])
+    await stream.until(ids.length - 1)
+    // a few polls more: nothing else comes
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    await stream.close()
+    expect(stream.messages.map((m) => m.id)).toEqual(ids.slice(1))
+  })
+
+  it('refuses a query parameter, charge= too: the stream has no filter', async () => {
+    const res = await fetch(`${t.url}/v2/events/stream?charge=ch_x`, {
+      headers: { authorization: `Bearer ${t.account.sk_test_key}` },
+    })
+    expect(res.status).toBe(422)
+    expect(await res.json()).toMatchObject({ error: { code: 'parameter_unknown', param: 'charge' } })
   })
 
   it('sends an event committed after a newer one was sent, once', async () => {
