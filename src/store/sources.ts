@@ -57,9 +57,13 @@ interface SourceInsert {
 
 const json = (v: object | null) => (v === null ? null : JSON.stringify(v))
 
-/** New sources in one statement; concurrent creates share it (store/batch.ts). */
-const insertSources = sharedStatement(async (db, items: SourceInsert[]) => {
-  const res = await db.query<SourceRow>(
+/**
+ * New sources in one statement; concurrent creates share it (store/batch.ts). Only the times come
+ * back (a test-mode account's clock sets them): the rest of each row is what was written, so the
+ * driver does not read back and parse the JSON it was just sent.
+ */
+const insertSources = sharedStatement(async (db, items: SourceInsert[]): Promise<SourceRow[]> => {
+  const res = await db.query<{ id: string; created_at: string; updated_at: string }>(
     `INSERT INTO sources (id, account_id, livemode, type, card, card_number_enc, card_cvc_enc, redirect, owner,
        idempotency_key, metadata)
      SELECT id, account_id, livemode, type, card::json, card_number_enc, card_cvc_enc, redirect::json, owner::json,
@@ -67,7 +71,7 @@ const insertSources = sharedStatement(async (db, items: SourceInsert[]) => {
      FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
        $9::text[], $10::text[])
        AS v (id, account_id, livemode, type, card, card_number_enc, card_cvc_enc, redirect, owner, idempotency_key)
-     RETURNING ${SELECT}`,
+     RETURNING id, created_at, updated_at`,
     [
       items.map((i) => i.source.id),
       items.map((i) => i.scope.accountId),
@@ -81,8 +85,26 @@ const insertSources = sharedStatement(async (db, items: SourceInsert[]) => {
       items.map((i) => i.source.idempotencyKey),
     ],
   )
-  const byId = new Map(res.rows.map((r) => [r.id, r]))
-  return items.map((i) => byId.get(i.source.id) as SourceRow)
+  const times = new Map(res.rows.map((r) => [r.id, r]))
+  return items.map(({ scope, source: s }) => {
+    const { created_at, updated_at } = times.get(s.id) as { created_at: string; updated_at: string }
+    return {
+      id: s.id,
+      account_id: scope.accountId,
+      livemode: scope.livemode,
+      type: s.type,
+      card: s.card,
+      bank_account: null,
+      redirect: s.redirect,
+      owner: s.owner,
+      metadata: {},
+      vaulted: false,
+      used: false,
+      customer_id: null,
+      created_at,
+      updated_at,
+    }
+  })
 })
 
 export function insertSource(db: Queryable, scope: Scope, source: NewSource): Promise<SourceRow> {
