@@ -65,16 +65,18 @@ export interface ValidationDetail {
 
 /**
  * A run of 12 to 19 digits, alone or split by single separators (a space, a tab, a dash, a plus,
- * or a space, tab or dash as a URL encodes it), that is not part of a longer word: what a
- * card number looks like. A value echoed into a message (an id that names nothing, a path) may be
- * a card number sent in the wrong field. It may follow an id's prefix (`ch_4111…`); an id's own
- * 32 hex digits never end in such a run that starts at its prefix.
+ * or any character as a URL encodes it): what a card number looks like. A value echoed into a
+ * message (an id that names nothing, a path) may be a card number sent in the wrong field, as
+ * it is or next to other text (`x4111…`, `ch_4111…`, `4111…@example.com`). The first alternative
+ * keeps whole the long lowercase hex runs of the service's own ids and tokens, whose random part
+ * may hold such a run of digits by chance.
  */
-const CARD_NUMBER_LIKE = /(?<![0-9A-Za-z])(?:\d(?:[ \t+-]|%20|%09|%2[dD])?){11,18}\d(?![0-9A-Za-z_])/g
+const CARD_NUMBER_LIKE = /[0-9a-f]{24,}|(?:\d(?:[ \t+-]|%[0-9A-Fa-f]{2})?){11,18}\d/g
+const HEX_TOKEN = /^[0-9a-f]{24,}$/
 
 /** The text with anything that looks like a card number taken out. */
 export function withoutCardNumbers(text: string): string {
-  return text.replace(CARD_NUMBER_LIKE, '[redacted]')
+  return text.replace(CARD_NUMBER_LIKE, (run) => (HEX_TOKEN.test(run) ? run : '[redacted]'))
 }
 
 /**

@@ -42,7 +42,9 @@ const ALL_NUMBERS = [...CARDS.map((c) => c.number), ...REFUSED_NUMBERS]
 
 /** The number as people write it too: in groups of four, split as text or as a URL encodes it. */
 const spellings = (n: string) =>
-  [' ', '-', '\t', '%20', '%2D', '%2d', '+'].map((sep) => n.replace(/(\d{4})(?=\d)/g, `$1${sep}`)).concat(n)
+  [' ', '-', '\t', '%20', '%2D', '%2d', '+', '%2B', '%0A']
+    .map((sep) => n.replace(/(\d{4})(?=\d)/g, `$1${sep}`))
+    .concat(n)
 
 /** Finds a card number or a security code in a text; returns what was found. */
 function leaks(text: string): string[] {
@@ -171,6 +173,16 @@ describe('card data never leaves or rests in plain text', () => {
       '/v2/charges/ch_4012888888881881',
       '/v2/customers/by_email/4012%208888%208888%201881',
       '/v2/charges/?start_after=ch_4012888888881881',
+      // next to letters, or after an escape that is not one
+      '/v2/sources/a4012888888881881',
+      '/v2/sources/4012888888881881x',
+      '/v2/sources/4012888888881881_',
+      '/v2/sources/4012%0A8888%0A8888%0A1881',
+      '/v2/sources/%ZZ4012888888881881',
+      '/v2/sources/4012%2B8888%2B8888%2B1881',
+      '/v2/charges/?start_after=x4012888888881881',
+      '/v2/x4012888888881881',
+      '/v2/customers/by_email/x4012888888881881@example.com',
     ]) {
       const res = await record(t.sk.get(path))
       expect(res.status, path).toBeGreaterThanOrEqual(400)
@@ -178,6 +190,8 @@ describe('card data never leaves or rests in plain text', () => {
     }
     const wrongMethod = await record(t.sk.delete('/v2/charges/4012%2D8888%2D8888%2D1881'))
     expect(wrongMethod.status).toBe(405)
+    const wrongMethodNextToText = await record(t.sk.delete('/v2/charges/x4012888888881881'))
+    expect(wrongMethodNextToText.status).toBe(405)
     // a number as a field's name: the refusal names the field without repeating it
     for (const res of [
       await record(t.sk.post('/v2/customers/', { email: 'x@example.com', description: 'x', '4012888888881881': 1 })),
