@@ -1,5 +1,6 @@
 import type { Vault } from '../crypto/vault.js'
 import { deliveryService } from '../notify/deliveries.js'
+import { checkedProcessor } from '../processor/answers.js'
 import type { Processor } from '../processor/processor.js'
 import { Simulator } from '../processor/simulator.js'
 import type { Db } from '../store/db.js'
@@ -63,8 +64,12 @@ export function buildServices(deps: { db: Db; vault: Vault; options: ServiceOpti
     db,
     vault,
     events: events.recorder,
-    // test mode's processor takes the faults a request is given (services/test-faults.ts)
-    processors: { test: faultableProcessor(options.testProcessor ?? new Simulator()), live: options.liveProcessor },
+    // every answer of a processor is checked before it is recorded (processor/answers.ts); test
+    // mode's processor takes the faults a request is given (services/test-faults.ts)
+    processors: {
+      test: faultableProcessor(checkedProcessor(options.testProcessor ?? new Simulator())),
+      live: options.liveProcessor && checkedProcessor(options.liveProcessor),
+    },
     hostedPageUrl: deps.hostedPageUrl,
     payerTimeoutMs: options.payerTimeoutMs,
   })

@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { AuthorizeOutcome, OperationOutcome, PaymentRequest } from '../../src/processor/processor.js'
+import { Simulator } from '../../src/processor/simulator.js'
+import { cardSource, REDIRECT, type TestApp, testApp } from '../helpers/app.js'
+
+/**
+ * What a processor answers is kept and shown (failure_data, events, notify calls). A gateway that
+ * echoes the card back, or answers outside the contract, must not put card data in any of them
+ * nor break the charge.
+ */
+
+const NUMBER = '5555555555554444'
+const CVC = '8371'
+
+type Answer = (req: PaymentRequest) => unknown
+
+/** A processor whose authorization and void answer as a test sets. */
+class ScriptedProcessor extends Simulator {
+  answer: Answer = (req) => super.authorize(req)
+  voidAnswer: unknown = { outcome: 'succeeded' }
+  override async authorize(req: PaymentRequest): Promise<AuthorizeOutcome> {
+    return (await this.answer(req)) as AuthorizeOutcome
+  }
+  override async void(): Promise<OperationOutcome> {
+    return this.voidAnswer as OperationOutcome
+  }
+}
+
+const processor = new ScriptedProcessor()
+let t: TestApp
+beforeAll(async () => {
+  t = await testApp({ testProcessor: processor })
+})
+afterAll(() => t.close())
+
+async function charge(card: Record<string, unknown> = {}) {
+  const src = await t.sk.post('/v2/sources/', cardSource({ number: NUMBER, cvc: CVC, ...card }))
+  expect(src.status, src.text).toBe(200)
+  return t.sk.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id })
+}
+
+/** Every stored row of the charge and its events, as text. */
+async function stored(chargeId: string): Promise<string> {
+  const rows = await t.db.query<{ j: string }>(
+    `SELECT row_to_json(c)::text AS j FROM charges c WHERE id = $1
+     UNION ALL SELECT row_to_json(e)::text FROM events e WHERE e.data::text LIKE '%' || $1 || '%'`,
+    [chargeId],
+  )
+  expect(rows.rows.length).toBeGreaterThan(1)
+  return rows.rows.map((r) => r.j).join('\n')
+}
+
+const holdsCardData = (text: string) =>
+  text.includes(NUMBER) || text.includes('5555 5555 5555 4444') || new RegExp(`(?<!\\d)${CVC}(?!\\d)`).test(text)
+
+describe("a processor's answer", () => {
+  it('is kept without the card number and the security code a gateway echoes in a decline', async () => {
+    processor.answer = (req) => ({
+      outcome: 'declined',
+      reference: 'gw_ref_1',
+      failure: {
+        code: 'do_not_honor',
+        reason: `declined for card ${req.card?.number} cvc ${req.card?.cvc}`,
+        next_steps: `Card 5555 5555 5555 4444 cannot be used`,
+        provider_response: {
+          echo: { card: { number: req.card?.number, cvc: req.card?.cvc, exp: '12/30' } },
+          cvv2: req.card?.cvc,
+          pan_as_number: Number(req.card?.number),
+          notes: [`pan=${req.card?.number}`, 'kept as is'],
+        },
+      },
+    })
+    const res = await charge()
+    expect(res.status, res.text).toBe(201)
+    expect(res.body.status).toBe('failed')
+    expect(res.body.failure_data.code).toBe('do_not_honor')
+    expect(res.body.failure_data.reason).toBe('declined for card [redacted] cvc [redacted]')
+    expect(res.body.failure_data.provider_response).toMatchObject({
+      echo: { card: { number: '[redacted]', cvc: '[redacted]', exp: '12/30' } },
+      cvv2: '[redacted]',
+      pan_as_number: '[redacted]',
+      notes: ['pan=[redacted]', 'kept as is'],
+    })
+    expect(holdsCardData(res.text)).toBe(false)
+    expect(holdsCardData(await stored(res.body.id))).toBe(false)
+    expect(t.logs.filter(holdsCardData)).toEqual([])
+  })
+
+  it('with a reference that holds a card number is not one: the charge fails as the processor failing', async () => {
+    processor.answer = (req) => ({ outcome: 'authorized', reference: `ref_${req.card?.number}` })
+    const res = await charge()
+    expect(res.status, res.text).toBe(201)
+    expect(res.body).toMatchObject({ status: 'failed', authorized: false })
+    expect(res.body.failure_data.code).toBe('processor_unavailable')
+    expect(holdsCardData(await stored(res.body.id))).toBe(false)
+  })
+
+  it('outside the contract fails the charge, never the request', async () => {
+    for (const answer of [
+      { outcome: 'approved', reference: 'x' },
+      { outcome: 'authorized' },
+      { outcome: 'action_required', reference: 'r1', step: 'telepathy' },
+      { outcome: 'declined', failure: { code: 'x' } },
+      null,
+      'authorized',
+    ]) {
+      processor.answer = () => answer
+      const res = await charge()
+      expect(res.status, JSON.stringify(answer)).toBe(201)
+      expect(res.body.status, JSON.stringify(answer)).toBe('failed')
+      expect(res.body.failure_data.code).toBe('processor_unavailable')
+    }
+  })
+
+  it("shows only the last four digits of a linked bank account's number", async () => {
+    const src = await t.sk.post('/v2/sources/', { type: 'transfer_a', redirect: REDIRECT })
+    expect(src.status, src.text).toBe(200)
+    processor.answer = () => ({
+      outcome: 'authorized',
+      reference: 'gw_bank_1',
+      bankAccount: {
+        reference_id: 'bnk_1',
+        bank_type: 'transfer_a',
+        bank_code: 'JDTB',
+        account_name: 'Ann Lee',
+        account_number: 'NL91 ABNA 0417 1643 00',
+        account_type: 'savings',
+        expires_at: '2030-01-01T00:00:00.000000Z',
+      },
+    })
+    const res = await t.sk.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id })
+    expect(res.status, res.text).toBe(201)
+    expect(res.body.status).toBe('succeeded')
+    expect(res.body.source.bank_account.account_number).toBe('******4300')
+  })
+
+  it('to a void outside the contract is not taken for a void done', async () => {
+    processor.answer = (req) => Simulator.prototype.authorize.call(processor, req)
+    const src = await t.sk.post('/v2/sources/', cardSource())
+    const held = await t.sk.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id, capture: false })
+    expect(held.body).toMatchObject({ status: 'succeeded', captured: false })
+    processor.voidAnswer = { outcome: 'voided' }
+    const res = await t.sk.post(`/v2/charges/${held.body.id}/void`)
+    expect(res.status, res.text).toBeGreaterThanOrEqual(500)
+    expect(res.body.error.code).not.toBe('internal_error')
+    processor.voidAnswer = { outcome: 'succeeded' }
+    const now = await t.sk.get(`/v2/charges/${held.body.id}`)
+    expect(now.body.status).toBe('succeeded')
+  })
+})
