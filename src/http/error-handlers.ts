@@ -6,6 +6,7 @@ import { AppError, withViolations } from '../errors.js'
 import { isDatabaseUnavailable, isTransactionConflict } from '../store/db.js'
 import { trackAllowedMethods } from './allowed-methods.js'
 import { setResponseHeaders } from './headers.js'
+import { errorPage, HOSTED_PAGE_HEADERS, HTML, isHostedPath } from './hosted-page.js'
 import { validationError } from './validation.js'
 
 // Every refusal, wherever it is raised (the HTTP parser, the router, a route), is answered in the
@@ -49,7 +50,8 @@ function frameworkError(err: FastifyError): AppError | undefined {
  * so they are answered on the socket, headers and all.
  */
 export const answerClientError: NonNullable<FastifyServerOptions['clientErrorHandler']> = (err, socket) => {
-  if (!socket.writable) return
+  if (!socket.writable || refused.has(socket)) return
+  refused.add(socket)
   const code = (err as { code?: string }).code
   const e =
     code === 'HPE_HEADER_OVERFLOW'
@@ -57,18 +59,53 @@ export const answerClientError: NonNullable<FastifyServerOptions['clientErrorHan
       : code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new AppError('request_timeout', 'The request was not sent in time')
         : new AppError('request_invalid', 'The request is not valid HTTP')
-  answerOnSocket(socket, e)
+  answerAfterCurrent(socket, e)
 }
 
-/** An answer in the envelope, written on the socket, which then closes. */
-function answerOnSocket(socket: Duplex, e: AppError): void {
-  const body = JSON.stringify(e.toBody())
+/** Connections whose bytes the parser refused: they get one answer saying so, then close. */
+const refused = new WeakSet<Duplex>()
+
+/**
+ * Answers `e` once the requests read whole before the bad bytes are answered. Those requests are
+ * under way: their work is done whatever comes after them on the connection, so their own answers
+ * go first, in order, as a pipelining client expects. The answer under way is the one Node's
+ * server attached to the socket (`_httpMessage`, which its own handler of these errors reads
+ * too); when it finishes, Node attaches the next.
+ */
+function answerAfterCurrent(socket: Duplex, e: AppError): void {
+  const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
+  // a request still being received (its body broken, or not sent in time) is the one refused
+  if (!current || current.writableFinished || !current.req.complete) {
+    if (socket.writable) answerOnSocket(socket, e)
+    return
+  }
+  const next = () => setImmediate(() => answerAfterCurrent(socket, e))
+  current.once('finish', next)
+  current.once('close', () => current.writableFinished || socket.destroy())
+}
+
+/**
+ * An answer in the envelope, written on the socket, which then closes; under the hosted pages'
+ * addresses (`url`, when the request's target could be read), a page.
+ */
+function answerOnSocket(socket: Duplex, e: AppError, url?: string): void {
+  const hosted = url !== undefined && isHostedPath(url)
+  const body = hosted ? errorPage(e) : JSON.stringify(e.toBody())
+  const pageHeaders = hosted ? Object.entries(HOSTED_PAGE_HEADERS).map(([k, v]) => `${k}: ${v}\r\n`) : []
   socket.end(
     `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\n` +
-      `Content-Type: application/json; charset=utf-8\r\nRequest-Id: req_${randomHex(12)}\r\n` +
-      'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n' +
+      `Content-Type: ${hosted ? HTML : 'application/json; charset=utf-8'}\r\nRequest-Id: req_${randomHex(12)}\r\n` +
+      `X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n${pageHeaders.join('')}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   )
+}
+
+/** An error's answer: in the envelope, or under the hosted pages' addresses a page with their headers. */
+function sendError(request: { url: string }, reply: FastifyReply, err: AppError): FastifyReply {
+  if (err.headers) reply.headers(err.headers)
+  reply.code(err.status)
+  if (isHostedPath(request.url)) return reply.headers(HOSTED_PAGE_HEADERS).type(HTML).send(errorPage(err))
+  return reply.type('application/json').send(err.toBody())
 }
 
 /**
@@ -76,9 +113,10 @@ function answerOnSocket(socket: Duplex, e: AppError): void {
  * an `Expect` it cannot meet (417), and `CONNECT`, which asks for a tunnel this service is not (400).
  */
 export function answerOutsideFastify(server: Server): void {
-  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     res.shouldKeepAlive = false
-    answerOnSocket(res.socket as Duplex, new AppError('expectation_failed', 'Only Expect: 100-continue is met'))
+    const e = new AppError('expectation_failed', 'Only Expect: 100-continue is met')
+    answerOnSocket(res.socket as Duplex, e, req.url)
   })
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     answerOnSocket(socket, new AppError('request_invalid', 'CONNECT is not served: this service is no proxy'))
@@ -97,7 +135,7 @@ export const answerFrameworkError: NonNullable<FastifyServerOptions['frameworkEr
   const raw = reply as unknown as FastifyReply
   // no hook runs for these: the headers every answer carries are set here
   setResponseHeaders(request as unknown as FastifyRequest, raw)
-  raw.header('Request-Id', request.id).code(mapped.status).type('application/json').send(mapped.toBody())
+  sendError(request, raw.header('Request-Id', request.id), mapped)
 }
 
 /**
@@ -147,8 +185,9 @@ export function registerErrorHandlers(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/'
     const allowed = allowedMethods(path)
+    // a route of this method that found nothing (a file the API reference does not have) is a 404
     const err =
-      allowed.length > 0
+      allowed.length > 0 && !allowed.includes(request.method)
         ? new AppError(
             'method_not_allowed',
             `${request.method} is not allowed on ${path}; it takes ${allowed.join(', ')}`,
@@ -157,7 +196,6 @@ export function registerErrorHandlers(app: FastifyInstance): void {
             },
           )
         : new AppError('route_missing', `No route ${request.method} ${path}`)
-    if (err.headers) reply.headers(err.headers)
-    reply.code(err.status).send(err.toBody())
+    sendError(request, reply, err)
   })
 }

@@ -10,9 +10,7 @@ import type { HostedPageUrl } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
 import { baseUrlOf } from '../base-url.js'
 import { catalogErrorOf } from '../error-handlers.js'
-import { pageCsp } from '../page-security.js'
-
-const HOSTED_PATH = '/v2/hosted/charges'
+import { errorPage, escapeHtml, HOSTED_PAGE_HEADERS, HOSTED_PATH, HTML, NOT_FOUND_PAGE, page } from '../hosted-page.js'
 
 /** The address of a charge's hosted page under `base`, opened by its token. */
 export const hostedPageUrl =
@@ -24,9 +22,6 @@ export const hostedPageUrl =
 export const hostedPageUrlOf = (req: FastifyRequest, publicUrl: string | undefined) =>
   hostedPageUrl(baseUrlOf(req, publicUrl))
 
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string)
-
 const TITLES: Record<PayerStep, { title: string; text: string }> = {
   three_d_secure: { title: '3-D Secure authentication', text: 'Your bank asks you to confirm this card payment.' },
   wallet: { title: 'Approve the payment in your wallet', text: 'Your wallet asks you to approve this payment.' },
@@ -34,23 +29,6 @@ const TITLES: Record<PayerStep, { title: string; text: string }> = {
   qr: { title: 'Scan to pay', text: 'Scan the code with your banking app, then confirm the payment.' },
   bank: { title: 'Log in to your bank', text: 'Link your bank account and approve this transfer.' },
   otp: { title: 'One-time password', text: 'Enter the code your bank sent you.' },
-}
-
-const HTML = 'text/html; charset=utf-8'
-
-const CSP = pageCsp({ 'style-src': "'unsafe-inline'", 'img-src': 'data:' })
-
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>body{font:16px system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1d1d1f}
-.box{border:1px solid #ccc;border-radius:12px;padding:1.5rem}.amount{font-size:2rem;font-weight:600}
-.test{background:#fff4cc;padding:.25rem .5rem;border-radius:6px;font-size:.8rem}
-.qr{font-family:monospace;background:#f4f4f4;padding:1rem;word-break:break-all}
-button{font:inherit;padding:.6rem 1.2rem;border-radius:8px;border:1px solid #888;margin-right:.5rem;cursor:pointer}
-button[value=approve]{background:#1d7f3a;color:#fff;border-color:#1d7f3a}</style></head>
-<body><main class="box">${body}</main></body></html>`
 }
 
 const Params = Type.Object({ ch_id: Type.String({ minLength: 1, maxLength: 100 }) })
@@ -70,10 +48,8 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
   { services, publicUrl },
 ) => {
   await app.register(formbody, { bodyLimit: 4096 })
-  // every answer of these pages, errors and redirects too: the page's token is in its address, which
-  // a browser would otherwise send on, as the Referer, to the shop the payer goes to next
   app.addHook('onRequest', (_request, reply, done) => {
-    reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer')
+    reply.headers(HOSTED_PAGE_HEADERS)
     done()
   })
 
@@ -84,21 +60,13 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
     const unreadable = 'validation' in err
     const caught = catalogErrorOf(err, request)
     if (caught.headers) reply.headers(caught.headers)
-    const [heading, why] =
-      caught.status >= 500
-        ? ['This payment cannot be answered right now', 'Please try again in a moment.']
-        : ['This payment cannot be answered', unreadable ? 'This payment link is not valid.' : `${caught.message}.`]
     return reply
       .code(unreadable ? 400 : caught.status)
       .type(HTML)
-      .send(page('Payment', `<h1>${escapeHtml(heading)}</h1><p>${escapeHtml(why)}</p>`))
+      .send(errorPage(caught, unreadable))
   })
 
-  const notFound = (reply: import('fastify').FastifyReply) =>
-    reply
-      .code(404)
-      .type(HTML)
-      .send(page('Payment not found', '<h1>Payment not found</h1><p>This payment link is not valid.</p>'))
+  const notFound = (reply: import('fastify').FastifyReply) => reply.code(404).type(HTML).send(NOT_FOUND_PAGE)
 
   app.get(
     `${HOSTED_PATH}/:ch_id`,
