@@ -16,11 +16,22 @@ const TEST_FAULT_PARAMETER = {
   in: 'header',
   name: FAULT_HEADER,
   required: false,
-  description: `Test keys only (a live key is refused: 400 test_mode_only): the service acts out this fault for this request (docs/testing.md, Faults on demand). processor_latency takes =<ms>, 0 to ${MAX_FAULT_LATENCY_MS}; anything else is 400 header_invalid.`,
+  description: `Test keys only (a live key is refused: 400 test_mode_only): the service acts out this fault for this request (docs/testing.md, Faults on demand). \`processor_latency=<ms>\` takes 0 to ${MAX_FAULT_LATENCY_MS} ms; anything else is 400 header_invalid.`,
   schema: {
     type: 'string',
     pattern: `^(${FAULT_NAMES.filter((n) => n !== 'processor_latency').join('|')}|processor_latency=\\d{1,5})$`,
   },
+}
+
+/** What each group of operations is, for the document's `tags`: a route's tag must be here. */
+export const TAG_DESCRIPTIONS: Record<string, string> = {
+  sources: 'Single-use payment sources: cards, wallets, a card scheme, bank transfer and QR',
+  customers: 'Customers and the sources saved to them',
+  charges: 'Charges: authorize, capture, void, refund, and the payer steps',
+  events: 'What happened to the objects of an account, as a list and as a stream',
+  deliveries: 'Notify calls to redirect.notify addresses, with every attempt',
+  account: 'The account of the key, its webhook secret',
+  'test-mode': 'Test keys only: the test clock, faults on demand, scenarios; and the operator accounts',
 }
 
 interface RouteNotes {
@@ -72,6 +83,12 @@ function describeHeaders(doc: OpenApiDocument, said: RouteNotes): OpenApiDocumen
       }
     }
   }
+  const used = new Set(
+    Object.values(doc.paths ?? {}).flatMap((ops) =>
+      Object.values(ops).flatMap((op) => (op as { tags?: string[] }).tags ?? []),
+    ),
+  )
+  doc.tags = [...used].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? '' }))
   return doc
 }
 
@@ -114,7 +131,10 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
         version: '2',
         description:
           'Charges, customers and single-use payment sources, in live and test mode. See docs/api.md for the rules behind each operation.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
+      // the paths are the service's own, wherever it is reached
+      servers: [{ url: '/' }],
       components: {
         securitySchemes: {
           basicAuth: { type: 'http', scheme: 'basic', description: 'The API key as user name, empty password' },

@@ -64,4 +64,31 @@ describe('/v2/openapi.json', () => {
     expect(byOperation['put /v2/customers/{cus_id}']).toBe('updateCustomer')
     expect(byOperation['post /v2/sources/']).toBe('createSource')
   })
+
+  it('describes each tag its operations use, and names its license and server', async () => {
+    const doc = (await t.anon.get('/v2/openapi.json')).body
+    const used = new Set<string>(
+      Object.values(doc.paths as Record<string, Record<string, { tags?: string[] }>>).flatMap((ops) =>
+        Object.values(ops).flatMap((op) => op.tags ?? []),
+      ),
+    )
+    expect(used.size).toBeGreaterThan(5)
+    const tags = doc.tags as { name: string; description: string }[]
+    expect(new Set(tags.map((tag) => tag.name))).toEqual(used)
+    for (const tag of tags) expect(tag.description, tag.name).toMatch(/^[A-Z].{10,}/)
+    expect(doc.info.license).toEqual({ name: 'Apache-2.0', identifier: 'Apache-2.0' })
+    expect(doc.servers).toEqual([{ url: '/' }])
+  })
+
+  it('puts text that Markdown would read as a tag in code, so the reference page shows it', async () => {
+    const text = JSON.stringify((await t.anon.get('/v2/openapi.json')).body)
+    // every <word> of a description stands inside backticks
+    for (const m of text.matchAll(/"description":"((?:[^"\\]|\\.)*)"/g)) {
+      const outside = (m[1] as string)
+        .split('`')
+        .filter((_, i) => i % 2 === 0)
+        .join(' ')
+      expect(outside, m[1]).not.toMatch(/<[a-z]+>/)
+    }
+  })
 })
