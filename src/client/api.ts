@@ -9,6 +9,7 @@ import type * as scenario from '../schemas/scenario.js'
 import type * as source from '../schemas/source.js'
 import type * as testClock from '../schemas/test-clock.js'
 import type * as testFaults from '../schemas/test-faults.js'
+import type { FaultName } from '../schemas/test-faults.js'
 import { type ErrorBody, JackdawConnectionError, JackdawError } from './errors.js'
 import { readStream } from './sse.js'
 
@@ -78,8 +79,11 @@ export interface RequestOptions {
    * `lost_response`), sent with the first attempt only, so that the client's own retries show how
    * the service recovers from it
    */
-  testFault?: string
+  testFault?: TestFaultHeader
 }
+
+/** A Jackdaw-Test-Fault header's value: a fault's name, or processor_latency with its milliseconds. */
+export type TestFaultHeader = Exclude<FaultName, 'processor_latency'> | `processor_latency=${number}`
 
 export interface StreamOptions {
   /** start after this event, as a reconnect would */

@@ -43,6 +43,20 @@ describe('faults through the typed client and startJackdaw', () => {
     expect(made).toEqual([charge.id])
   })
 
+  it("takes only a fault's name, or a latency in milliseconds, as its type says", async () => {
+    const source = (await card()).id
+    const slow = await jackdaw.client.charges.create(
+      { amount: 1300, currency: 'usd', source },
+      { testFault: 'processor_latency=10' },
+    )
+    expect(slow.status).toBe('succeeded')
+    const typo = await jackdaw.client.charges
+      // @ts-expect-error: a misspelt fault is a type error, not only a 400 at run time
+      .create({ amount: 1300, currency: 'usd', source: (await card()).id }, { testFault: 'lost_reponse' })
+      .catch((e: unknown) => e)
+    expect(typo).toMatchObject({ status: 400, code: 'header_invalid' })
+  })
+
   it('a rate limit is waited out as its Retry-After says, and the request then runs', async () => {
     const started = Date.now()
     const customer = await jackdaw.client.customers.create(
