@@ -129,6 +129,7 @@ function banner(
       ? `  store: embedded PostgreSQL ${server.version}; reach it with: ${server.psql}`
       : '  store: PostgreSQL (DATABASE_URL)',
     `  API reference: ${address}/v2/docs`,
+    `  dashboard: ${address}/dashboard (sign in with a key)`,
   ]
   lines.push(
     config.JACKDAW_NOTIFY_ALLOW_HOSTS

@@ -11,8 +11,7 @@
 import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-// docs/api.md: a Node receiver copies this file, which needs nothing but node:crypto
-import { SIGNATURE_HEADER, verifySignature } from '../../src/notify/signature.js'
+import { SIGNATURE_HEADER, verifySignature } from 'jackdaw/client'
 
 export interface ShopSettings {
   /** where Jackdaw answers */

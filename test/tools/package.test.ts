@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -42,6 +42,8 @@ describe('npm start: the service in one bundle (dist/service.mjs)', () => {
     try {
       const [, base] = await service.waitFor(/listening on (http:\/\/\S+)/, 60_000)
       const [, sk] = await service.waitFor(/test secret key: (sk_test_\S+)/)
+      const [, dashboard] = await service.waitFor(/dashboard: (http:\/\/\S+)/)
+      expect(dashboard).toBe(`${base}/dashboard`)
       const headers = { authorization: `Bearer ${sk}`, 'content-type': 'application/json' }
       const source = await fetch(`${base}/v2/sources/`, {
         method: 'POST',
@@ -178,4 +180,31 @@ export const unknown = jackdaw.charges.list({ status: 'done' })
     expect(errors.filter((l) => l.includes('bad.ts(3,'))).toHaveLength(1)
     expect(errors.filter((l) => l.includes('bad.ts(4,'))).toHaveLength(1)
   }, 240_000)
+})
+
+describe('npm pack', () => {
+  it('packs the build every export, the command and the docs need, and nothing of the repository besides', () => {
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+    // the pretest step has built: the scripts would only build again
+    const packed = spawnSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8' })
+    expect(packed.status, packed.stderr).toBe(0)
+    const files = new Set((JSON.parse(packed.stdout)[0].files as { path: string }[]).map((f) => f.path))
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      bin: Record<string, string>
+      exports: Record<string, string | Record<string, string>>
+    }
+    // every target of every export but the repository's own condition (its TypeScript sources)
+    const targets = Object.values(pkg.exports).flatMap((e) =>
+      typeof e === 'string'
+        ? [e]
+        : Object.entries(e).flatMap(([condition, to]) => (condition === 'jackdaw-source' ? [] : [to])),
+    )
+    for (const file of [...targets, ...Object.values(pkg.bin), 'scripts/build-state.mjs', 'dist/service.mjs']) {
+      expect(files, file).toContain(file.replace(/^\.\//, ''))
+    }
+    expect(files).toContain('dist/dashboard/app.js')
+    expect(files).toContain('docs/testing.md')
+    for (const file of files)
+      expect(file, file).toMatch(/^(dist|bin|docs|scripts\/build-state\.mjs|README\.md|package\.json)/)
+  })
 })
