@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { AppError } from '../errors.js'
 
 /** Where the API reference lives: the one part of the service a browser renders with scripts. */
 export const DOCS_PREFIX = '/v2/docs'
@@ -32,5 +33,25 @@ export function setResponseHeaders(request: FastifyRequest, reply: FastifyReply)
   const path = request.url.split('?', 1)[0] as string
   if (path !== OPENAPI_PATH && path !== DOCS_PREFIX && !path.startsWith(`${DOCS_PREFIX}/`)) {
     reply.header('Cache-Control', 'no-store')
+  }
+}
+
+/**
+ * Refuses a request that sends a header more than once with different values. Node keeps the
+ * first Authorization and joins repeated Idempotency-Keys with a comma: a proxy or a log that
+ * reads another of them would disagree with the service on which key a request used.
+ */
+export function refuseRepeatedHeader(request: FastifyRequest, name: string, shown: string): void {
+  const raw = request.raw.rawHeaders
+  let first: string | undefined
+  for (let i = 0; i < raw.length; i += 2) {
+    if ((raw[i] as string).toLowerCase() !== name) continue
+    const value = raw[i + 1] as string
+    if (first === undefined) first = value
+    else if (value !== first) {
+      throw new AppError('header_invalid', `${shown} is sent more than once, with different values; send it once`, {
+        param: shown,
+      })
+    }
   }
 }

@@ -5,6 +5,7 @@ import { AppError } from '../errors.js'
 import type { Db } from '../store/db.js'
 import { claimKey, completeKey, forgetKey, releaseKey } from '../store/idempotency.js'
 import type { Scope } from '../store/scope.js'
+import { refuseRepeatedHeader } from './headers.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,6 +19,8 @@ const ALIAS = 'x-idempotency-key'
 
 /** The key a request sent, under either name; two different keys are refused. */
 function sentKey(request: FastifyRequest): string | string[] | undefined {
+  refuseRepeatedHeader(request, HEADER, 'Idempotency-Key')
+  refuseRepeatedHeader(request, ALIAS, 'X-Idempotency-Key')
   const main = request.headers[HEADER]
   const alias = request.headers[ALIAS]
   if (main === undefined) return alias

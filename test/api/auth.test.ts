@@ -157,3 +157,43 @@ describe('GET /v2/me', () => {
     expect(theirs.body).toMatchObject({ id: other.id, name: 'Other', pk_test_key: other.pk_test_key })
   })
 })
+
+describe('a header sent twice', () => {
+  const twice = async (headers: Record<string, string[]>, method: 'GET' | 'POST', url: string) => {
+    const res = await t.app.inject({
+      method,
+      url,
+      headers: { 'content-type': 'application/json', ...headers },
+      ...(method === 'POST' ? { payload: JSON.stringify({ email: 'twice@example.com', description: 'Twice' }) } : {}),
+    })
+    return { status: res.statusCode, body: JSON.parse(res.body), headers: res.headers, text: res.body } as Reply
+  }
+
+  it('two Authorization headers that differ are 400 header_invalid, whichever comes first', async () => {
+    const sk = basic(t.account.sk_test_key)
+    const pk = basic(t.account.pk_test_key)
+    for (const pair of [
+      [sk, pk],
+      [pk, sk],
+      [sk, `Bearer sk_test_${'b'.repeat(32)}`],
+    ]) {
+      const res = await twice({ authorization: pair }, 'GET', '/v2/charges/?limit=1')
+      expectError(res, 400, 'header_invalid')
+      expect(res.body.error.param).toBe('Authorization')
+    }
+    // the same one twice says nothing else
+    expect((await twice({ authorization: [sk, sk] }, 'GET', '/v2/charges/?limit=1')).status).toBe(200)
+  })
+
+  it('two Idempotency-Keys that differ are 400 header_invalid, and nothing is made', async () => {
+    const before = await customerCount()
+    const auth = [basic(t.account.sk_test_key)]
+    for (const name of ['idempotency-key', 'x-idempotency-key']) {
+      const res = await twice({ authorization: auth, [name]: ['a1', 'a2'] }, 'POST', '/v2/customers/')
+      expectError(res, 400, 'header_invalid')
+    }
+    expect(await customerCount()).toBe(before)
+    const same = await twice({ authorization: auth, 'idempotency-key': ['a3', 'a3'] }, 'POST', '/v2/customers/')
+    expect(same.status, same.text).toBe(201)
+  })
+})
