@@ -31,13 +31,14 @@ export function cardBrand(number: string): string {
 }
 
 /**
- * True when `text` holds what is surely a card number: 12 to 19 digits, whole or split by single
- * spaces or dashes, of a known brand's prefix, that pass the Luhn check. A name or an address line never needs one, and a card
- * number put there (a browser's autofill in the wrong field) would be kept and shown in clear.
+ * True when `text` holds what is surely a card number: 12 to 19 digits, whole or in groups split by
+ * up to three of the spaces, tabs and punctuation pattern P allows, of a known brand's prefix, that
+ * pass the Luhn check. A name or an address line never needs one, and a card number put there (a
+ * browser's autofill in the wrong field) would be kept and shown in clear.
  */
 export function holdsCardNumber(text: string): boolean {
-  for (const run of text.matchAll(/\d(?:[ -]?\d){11,}/g)) {
-    const digits = run[0].replace(/[ -]/g, '')
+  for (const run of text.matchAll(/\d(?:[ \t_.,'#-]{0,3}\d){11,}/g)) {
+    const digits = run[0].replace(/\D/g, '')
     if (digits.length <= 19 && cardBrand(digits) !== 'unknown' && luhnValid(digits)) return true
   }
   return false

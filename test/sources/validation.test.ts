@@ -204,6 +204,14 @@ describe('a card number where a name or an address goes', () => {
     }
   })
 
+  it('is found however its groups are split: tabs, doubled spaces, or the punctuation pattern P allows', async () => {
+    for (const split of ['\t', '  ', '_', ',', '.', "'", '#', ' - ']) {
+      const name = ['4111', '1111', '1111', '1111'].join(split)
+      const res = await create(withValue(cardBody(), ['card', 'name'], name))
+      expectRefused(res, ['body', 'card', 'name'], 'parameter_invalid')
+    }
+  })
+
   it('is told from a house number, a phone number (which may pass the Luhn check) and digits that fail it', async () => {
     const owner = { billing: { name: 'Ann Lee', line1: '12 High Street', phone_number: '441234567890126' } }
     expectOk(await create(withValue(walletBody(), ['owner'], owner)))
