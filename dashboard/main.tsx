@@ -1,6 +1,7 @@
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import './style.css'
+import './actions.css'
 import { href, useRoute } from './router.js'
 import { type Session, signIn, signOut, storedKey } from './session.js'
 import { ChargeView } from './views/charge.js'
@@ -23,13 +24,35 @@ const TEST_SECTIONS = [
   ['scenarios', 'Scenarios'],
 ] as const
 
+/** Each section, and how many parts its address may have after the section's name (a charge's id). */
+const ADDRESSES: Record<string, number> = { charges: 1, customers: 0, events: 0, deliveries: 0, clock: 0, scenarios: 0 }
+
+/** An address no view answers: said so, rather than another view shown as if it were asked for. */
+function NotFound() {
+  return (
+    <section>
+      <header class="view-head">
+        <h1>Not found</h1>
+      </header>
+      <p>
+        The dashboard has no view at <code>{location.hash}</code>.
+      </p>
+      <p>
+        <a href={href('/charges')}>Back to charges</a>
+      </p>
+    </section>
+  )
+}
+
 function Signed({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
   const route = useRoute()
   const [section = 'charges', id] = route.parts
   const { client, account } = session
   const live = account.livemode
+  const known = Object.hasOwn(ADDRESSES, section) && route.parts.length <= 1 + (ADDRESSES[section] ?? 0)
   let view = <ChargesView client={client} route={route} />
-  if (section === 'charges' && id) view = <ChargeView client={client} id={id} />
+  if (!known) view = <NotFound />
+  else if (section === 'charges' && id) view = <ChargeView client={client} id={id} />
   else if (section === 'customers') view = <CustomersView client={client} route={route} />
   else if (section === 'events') view = <EventsView client={client} route={route} />
   else if (section === 'deliveries') view = <DeliveriesView client={client} route={route} />
@@ -47,7 +70,7 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: () => voi
         </span>
         <nav class="sections">
           {[...SECTIONS, ...(live ? [] : TEST_SECTIONS)].map(([path, label]) => (
-            <a key={path} href={href(`/${path}`)} class={section === path ? 'current' : ''}>
+            <a key={path} href={href(`/${path}`)} class={known && section === path ? 'current' : ''}>
               {label}
             </a>
           ))}

@@ -47,14 +47,38 @@ export function Status({ status }: { status: string }) {
   return <span class={`status status-${status}`}>{status}</span>
 }
 
-/** A time as the reader's clock shows it, with the exact value on hover. */
+function local(at: string): string {
+  return new Date(at).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
+}
+
+/**
+ * A time as the reader's clock shows it, with the exact value on hover. In test mode, an object's
+ * time is on its account's test clock (see RealTime for the times that are not).
+ */
 export function Time({ at }: { at: string | null | undefined }) {
   if (!at) return <span class="muted">—</span>
-  const d = new Date(at)
   return (
     <time dateTime={at} title={at}>
-      {d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })}
+      {local(at)}
     </time>
+  )
+}
+
+/**
+ * A time of the notify worker (an attempt's start, the next attempt due), which is always the real
+ * time, where the times of test-mode objects follow the account's test clock and may be days
+ * ahead: labelled, so that the two are never read as one sequence. `bare` leaves the label to a
+ * column's header.
+ */
+export function RealTime({ at, bare }: { at: string | null | undefined; bare?: boolean }) {
+  if (!at) return <span class="muted">—</span>
+  return (
+    <>
+      <time class="real-time" dateTime={at} title={`${at}: real time, not the account's test clock`}>
+        {local(at)}
+      </time>
+      {bare ? null : <span class="real-time-label"> (real time)</span>}
+    </>
   )
 }
 
@@ -93,6 +117,15 @@ export function Pager<T extends { id?: string | undefined }>({
 }
 
 /** A button that runs an action, shows it running, and reports its error. */
+/** What went wrong with the last action, read out by screen readers as it appears. */
+export function ErrorNote({ error }: { error: string | undefined }) {
+  return error ? (
+    <span class="error" role="alert">
+      {error}
+    </span>
+  ) : null
+}
+
 export function ActionButton({ label, run, danger }: { label: string; run: () => Promise<unknown>; danger?: boolean }) {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string>()
@@ -112,11 +145,7 @@ export function ActionButton({ label, run, danger }: { label: string; run: () =>
       <button type="button" class={danger ? 'danger' : ''} disabled={busy} onClick={click}>
         {busy ? `${label}…` : label}
       </button>
-      {error ? (
-        <span class="error" role="alert">
-          {error}
-        </span>
-      ) : null}
+      <ErrorNote error={error} />
     </span>
   )
 }

@@ -1,6 +1,7 @@
 import type { JackdawClient } from '../../src/client/api.js'
 import type { Route } from '../router.js'
-import { ActionButton, ChargeLink, Id, Pager, Show, Status, Time, useLoad } from './common.js'
+import { ActionButton, ChargeLink, Id, Pager, RealTime, Show, Status, Time, useLoad } from './common.js'
+import { answerOf, NextAttempt } from './notify.js'
 
 export function CustomersView({ client, route }: { client: JackdawClient; route: Route }) {
   const startAfter = route.query.get('start_after') ?? undefined
@@ -130,10 +131,10 @@ export function DeliveriesView({ client, route }: { client: JackdawClient; route
                 </header>
                 <p class="muted">
                   Event <Id id={d.event} /> · queued <Time at={d.created_at} />
-                  {d.next_attempt_at ? (
+                  {d.status === 'pending' ? (
                     <>
                       {' '}
-                      · next attempt <Time at={d.next_attempt_at} />
+                      · <NextAttempt d={d} />
                     </>
                   ) : null}
                 </p>
@@ -142,7 +143,9 @@ export function DeliveriesView({ client, route }: { client: JackdawClient; route
                     <thead>
                       <tr>
                         <th>#</th>
-                        <th>Started</th>
+                        <th>
+                          Started <span class="real-time-label">(real time)</span>
+                        </th>
                         <th>Answer</th>
                         <th>Duration</th>
                       </tr>
@@ -152,11 +155,9 @@ export function DeliveriesView({ client, route }: { client: JackdawClient; route
                         <tr key={a.number}>
                           <td>{a.number}</td>
                           <td>
-                            <Time at={a.started_at} />
+                            <RealTime at={a.started_at} bare />
                           </td>
-                          <td class={a.succeeded ? '' : 'error'}>
-                            {a.status_code !== null ? `HTTP ${a.status_code}` : a.error}
-                          </td>
+                          <td class={a.succeeded ? '' : 'error'}>{answerOf(a)}</td>
                           <td class="num">{a.duration_ms} ms</td>
                         </tr>
                       ))}

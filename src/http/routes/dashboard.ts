@@ -24,15 +24,22 @@ const CSP = pageCsp({
   'form-action': "'none'",
 })
 
+// Inline, so that the browser does not ask for /favicon.ico, which the service has not (a 404 in the
+// console on every load); a data: image is what the CSP's img-src allows besides this origin.
+const ICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#4338ca"/>' +
+  '<path d="M19 8v11a5 5 0 0 1-10 0" fill="none" stroke="#fff" stroke-width="3.5" stroke-linecap="round"/></svg>'
+const ICON = `<link rel="icon" type="image/svg+xml" href="data:image/svg+xml,${encodeURIComponent(ICON_SVG)}">`
+
 const SHELL = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Jackdaw dashboard</title><link rel="stylesheet" href="/dashboard/app.css"></head>
+<title>Jackdaw dashboard</title>${ICON}<link rel="stylesheet" href="/dashboard/app.css"></head>
 <body><div id="app"><noscript>The dashboard needs JavaScript.</noscript></div>
 <script type="module" src="/dashboard/app.js"></script></body></html>
 `
 
 const NOT_BUILT = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Jackdaw dashboard</title></head>
+<html lang="en"><head><meta charset="utf-8"><title>Jackdaw dashboard</title>${ICON}</head>
 <body><h1>The dashboard is not built</h1><p>Run <code>npm run build</code> (or <code>npm start</code>, which builds it).</p></body></html>
 `
 
