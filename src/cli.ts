@@ -76,7 +76,7 @@ connection resumes after the last event received, missing none. Ctrl-C stops it.
   --api-url URL        the service (default: JACKDAW_API_URL, else http://127.0.0.1:$PORT)
 `,
   trigger: `Usage: jackdaw trigger SCENARIO [overrides] [--json] [--key sk_test_…] [--api-url URL]
-       jackdaw trigger --list [--json]
+       jackdaw trigger --list [--json] [--key sk_test_…] [--api-url URL]
 
 Runs a test-mode scenario through the service, as a client taking its steps would, with the
 same events and notify calls, and prints one line per object it made (e.g. "charge  ch_…").
