@@ -1,5 +1,5 @@
-import { type TSchema, Type } from 'typebox'
-import { Value } from 'typebox/value'
+import { Type } from 'typebox'
+import { Compile } from 'typebox/compile'
 import { withoutCardNumbers } from '../errors.js'
 import {
   type AuthorizeOutcome,
@@ -36,7 +36,7 @@ const BankAccount = Type.Object({
 })
 const STEPS = ['three_d_secure', 'wallet', 'card_scheme', 'qr', 'bank', 'otp']
 
-const AuthorizeAnswer = Type.Union([
+const AuthorizeAnswerSchema = Type.Union([
   Type.Object({
     outcome: Type.Literal('authorized'),
     reference: Reference,
@@ -56,11 +56,15 @@ const AuthorizeAnswer = Type.Union([
     cvcCheck: CvcCheck,
   }),
 ])
-const StepAnswer = Type.Union([AuthorizeAnswer, Type.Object({ outcome: Type.Literal('otp_invalid') })])
-const OperationAnswer = Type.Union([
-  Type.Object({ outcome: Type.Literal('succeeded') }),
-  Type.Object({ outcome: Type.Literal('declined'), failure: Failure }),
-])
+// compiled once: every processor call is checked
+const AuthorizeAnswer = Compile(AuthorizeAnswerSchema)
+const StepAnswer = Compile(Type.Union([AuthorizeAnswerSchema, Type.Object({ outcome: Type.Literal('otp_invalid') })]))
+const OperationAnswer = Compile(
+  Type.Union([
+    Type.Object({ outcome: Type.Literal('succeeded') }),
+    Type.Object({ outcome: Type.Literal('declined'), failure: Failure }),
+  ]),
+)
 
 /** The most of a processor's own details kept with a decline; a larger answer keeps none. */
 export const MAX_PROVIDER_RESPONSE_LENGTH = 8_000
@@ -106,8 +110,8 @@ function scrubbedFailure(failure: FailureData, securityCode: string | undefined)
 /** An account number as the API shows it: its last four digits. */
 const masked = (accountNumber: string) => `******${accountNumber.replace(/\D/g, '').slice(-4)}`
 
-function checked<T>(schema: TSchema, answer: unknown, call: string): T {
-  if (!Value.Check(schema, answer))
+function checked<T>(validator: { Check(value: unknown): boolean }, answer: unknown, call: string): T {
+  if (!validator.Check(answer))
     throw new ProcessorError('failed', `processor ${call}: not an answer the contract allows`)
   const reference = (answer as { reference?: string }).reference
   // a reference is kept in clear and sent back with every later call: it must not be card data
