@@ -31,17 +31,33 @@ export function cardBrand(number: string): string {
 }
 
 /**
- * True when `text` holds what is surely a card number: 12 to 19 digits, whole or in groups split by
- * up to three of the spaces, tabs and punctuation pattern P allows, of a known brand's prefix, that
- * pass the Luhn check. A name or an address line never needs one, and a card number put there (a
- * browser's autofill in the wrong field) would be kept and shown in clear.
+ * Runs of digits as a card number is written: whole, or in groups of three or more split by one
+ * space, tab, dash or other punctuation pattern P allows (or two spaces). Groups that short
+ * numbers make (a house and a postal code, `4-12-31, 530-0001`) are not one.
+ */
+const DIGIT_GROUPS = /\d{3,}(?:(?:[ \t_.,'#-]| {2})\d{3,})*/g
+
+/** 12 to 19 digits of a known brand's prefix that pass the Luhn check: surely a card number. */
+export function isCardNumber(digits: string): boolean {
+  return digits.length >= 12 && digits.length <= 19 && cardBrand(digits) !== 'unknown' && luhnValid(digits)
+}
+
+/**
+ * True when `text` holds what is surely a card number (isCardNumber), however its groups are
+ * split. A name or an address line never needs one, and a card number put there (a browser's
+ * autofill in the wrong field) would be kept and shown in clear.
  */
 export function holdsCardNumber(text: string): boolean {
-  for (const run of text.matchAll(/\d(?:[ \t_.,'#-]{0,3}\d){11,}/g)) {
-    const digits = run[0].replace(/\D/g, '')
-    if (digits.length <= 19 && cardBrand(digits) !== 'unknown' && luhnValid(digits)) return true
-  }
+  for (const run of text.matchAll(DIGIT_GROUPS)) if (isCardNumber(run[0].replace(/\D/g, ''))) return true
   return false
+}
+
+/** The text with each card number in it (isCardNumber, or `known`) shown as `[redacted]`. */
+export function redactCardNumbers(text: string, known?: string): string {
+  return text.replace(DIGIT_GROUPS, (run) => {
+    const digits = run.replace(/\D/g, '')
+    return isCardNumber(digits) || (known !== undefined && digits.includes(known)) ? '[redacted]' : run
+  })
 }
 
 /** True when the card's last valid month is before the month of `now`. */

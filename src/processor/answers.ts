@@ -1,6 +1,6 @@
-import { Type } from 'typebox'
+import { type TSchema, Type } from 'typebox'
 import { Compile } from 'typebox/compile'
-import { withoutCardNumbers } from '../errors.js'
+import { isCardNumber, redactCardNumbers } from '../domain/card.js'
 import {
   type AuthorizeOutcome,
   type FailureData,
@@ -18,11 +18,13 @@ import {
 
 /** A processor's reference for an authorization: a token, never card data. */
 const Reference = Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_.:-]+$' })
-const CvcCheck = Type.Optional(Type.Enum(['pass', 'fail', 'unchecked']))
+// an optional member may also come as JSON's null, as a processor written in another language sends it
+const OrNull = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]))
+const CvcCheck = OrNull(Type.Enum(['pass', 'fail', 'unchecked']))
 const Failure = Type.Object({
-  code: Type.String({ minLength: 1, maxLength: 100 }),
-  reason: Type.String({ maxLength: 1000 }),
-  next_steps: Type.String({ maxLength: 1000 }),
+  code: Type.String({ minLength: 1 }),
+  reason: Type.String(),
+  next_steps: Type.String(),
   provider_response: Type.Record(Type.String(), Type.Unknown()),
 })
 const BankAccount = Type.Object({
@@ -41,7 +43,7 @@ const AuthorizeAnswerSchema = Type.Union([
     outcome: Type.Literal('authorized'),
     reference: Reference,
     cvcCheck: CvcCheck,
-    bankAccount: Type.Optional(BankAccount),
+    bankAccount: OrNull(BankAccount),
   }),
   Type.Object({
     outcome: Type.Literal('action_required'),
@@ -51,7 +53,7 @@ const AuthorizeAnswerSchema = Type.Union([
   }),
   Type.Object({
     outcome: Type.Literal('declined'),
-    reference: Type.Optional(Reference),
+    reference: OrNull(Reference),
     failure: Failure,
     cvcCheck: CvcCheck,
   }),
@@ -68,41 +70,52 @@ const OperationAnswer = Compile(
 
 /** The most of a processor's own details kept with a decline; a larger answer keeps none. */
 export const MAX_PROVIDER_RESPONSE_LENGTH = 8_000
+const MAX_TEXT_LENGTH = 1000
 
 /** Keys under which a gateway's answer carries card data, whatever their value looks like. */
-const CARD_DATA_KEY = /^(cvc2?|cvv2?|cid|csc|security_?code|card_?number|pan|number)$/i
+const CARD_DATA_KEY = /^(cvc2?|cvv2?|cid|csc|security_?code|card_?number|pan)$/i
+/** A security code as a text names it: `cvc 123`, `CVV2: 1234`, `security code=123`. */
+const LABELLED_CODE = /\b(cvc2?|cvv2?|cid|csc|security[ _]?code)(\W{0,4})\d{3,4}\b/gi
 const REDACTED = '[redacted]'
 
-/** A text without card numbers, nor the security code sent with the request. */
-function scrubbedText(text: string, securityCode: string | undefined): string {
-  const scrubbed = withoutCardNumbers(text)
-  return securityCode ? scrubbed.replace(new RegExp(`(?<!\\d)${securityCode}(?!\\d)`, 'g'), REDACTED) : scrubbed
+/** The card of the request an answer is to: what a gateway may echo back. */
+interface SentCard {
+  number?: string | undefined
+}
+
+/** A text without card numbers (the card's own, and any other) or a security code it names. */
+function scrubbedText(text: string, card: SentCard, max = MAX_TEXT_LENGTH): string {
+  const scrubbed = redactCardNumbers(text, card.number).replace(LABELLED_CODE, `$1$2${REDACTED}`)
+  return scrubbed.length > max ? `${scrubbed.slice(0, max - 1)}…` : scrubbed
 }
 
 /** A gateway's own details with the card data in them taken out, at any depth. */
-function scrubbed(value: unknown, securityCode: string | undefined): unknown {
-  if (typeof value === 'string') return scrubbedText(value, securityCode)
-  if (typeof value === 'number') {
-    const text = String(value)
-    return scrubbedText(text, securityCode) === text ? value : REDACTED
-  }
-  if (Array.isArray(value)) return value.map((v) => scrubbed(v, securityCode))
+function scrubbed(value: unknown, card: SentCard): unknown {
+  if (typeof value === 'string') return scrubbedText(value, card, Number.POSITIVE_INFINITY)
+  if (typeof value === 'number') return isCardNumber(String(value)) ? REDACTED : value
+  if (Array.isArray(value)) return value.map((v) => scrubbed(v, card))
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {}
     for (const [key, v] of Object.entries(value)) {
-      out[scrubbedText(key, securityCode)] = CARD_DATA_KEY.test(key) ? REDACTED : scrubbed(v, securityCode)
+      // defined, not assigned: a `__proto__` key stays a key
+      Object.defineProperty(out, scrubbedText(key, card), {
+        value: CARD_DATA_KEY.test(key) ? REDACTED : scrubbed(v, card),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
     }
     return out
   }
   return value
 }
 
-function scrubbedFailure(failure: FailureData, securityCode: string | undefined): FailureData {
-  const details = scrubbed(failure.provider_response, securityCode) as Record<string, unknown>
+function scrubbedFailure(failure: FailureData, card: SentCard): FailureData {
+  const details = scrubbed(failure.provider_response, card) as Record<string, unknown>
   return {
-    code: scrubbedText(failure.code, securityCode),
-    reason: scrubbedText(failure.reason, securityCode),
-    next_steps: scrubbedText(failure.next_steps, securityCode),
+    code: scrubbedText(failure.code, card, 100),
+    reason: scrubbedText(failure.reason, card),
+    next_steps: scrubbedText(failure.next_steps, card),
     provider_response: JSON.stringify(details).length > MAX_PROVIDER_RESPONSE_LENGTH ? {} : details,
   }
 }
@@ -110,22 +123,20 @@ function scrubbedFailure(failure: FailureData, securityCode: string | undefined)
 /** An account number as the API shows it: its last four digits. */
 const masked = (accountNumber: string) => `******${accountNumber.replace(/\D/g, '').slice(-4)}`
 
-function checked<T>(validator: { Check(value: unknown): boolean }, answer: unknown, call: string): T {
+/** The answer if the contract allows it, with its members sent as null left out. */
+function checked<T>(validator: { Check(value: unknown): boolean }, answer: unknown, call: string, card: SentCard): T {
   if (!validator.Check(answer))
     throw new ProcessorError('failed', `processor ${call}: not an answer the contract allows`)
-  const reference = (answer as { reference?: string }).reference
-  // a reference is kept in clear and sent back with every later call: it must not be card data
-  if (reference !== undefined && withoutCardNumbers(reference) !== reference) {
-    throw new ProcessorError('failed', `processor ${call}: the reference holds what looks like a card number`)
+  const present = Object.fromEntries(Object.entries(answer as object).filter(([, v]) => v !== null))
+  // a reference is kept in clear and sent back with every later call: it must not be the card
+  if (card.number && typeof present.reference === 'string' && present.reference.includes(card.number)) {
+    throw new ProcessorError('failed', `processor ${call}: the reference holds the card number`)
   }
-  return answer as T
+  return present as T
 }
 
-function checkedAuthorization<T extends AuthorizeOutcome | { outcome: 'otp_invalid' }>(
-  answer: T,
-  securityCode: string | undefined,
-): T {
-  if (answer.outcome === 'declined') return { ...answer, failure: scrubbedFailure(answer.failure, securityCode) }
+function checkedAuthorization<T extends AuthorizeOutcome | { outcome: 'otp_invalid' }>(answer: T, card: SentCard): T {
+  if (answer.outcome === 'declined') return { ...answer, failure: scrubbedFailure(answer.failure, card) }
   if (answer.outcome === 'authorized' && answer.bankAccount) {
     return {
       ...answer,
@@ -136,8 +147,8 @@ function checkedAuthorization<T extends AuthorizeOutcome | { outcome: 'otp_inval
 }
 
 function checkedOperation(answer: unknown, call: string): OperationOutcome {
-  const outcome = checked<OperationOutcome>(OperationAnswer, answer, call)
-  return outcome.outcome === 'declined' ? { ...outcome, failure: scrubbedFailure(outcome.failure, undefined) } : outcome
+  const outcome = checked<OperationOutcome>(OperationAnswer, answer, call, {})
+  return outcome.outcome === 'declined' ? { ...outcome, failure: scrubbedFailure(outcome.failure, {}) } : outcome
 }
 
 /** The processor with its every answer checked and its card data taken out (see above). */
@@ -147,14 +158,16 @@ export function checkedProcessor(inner: Processor): Processor {
       return inner.decidesInProcess
     },
     async authorize(req) {
-      const answer = checked<AuthorizeOutcome>(AuthorizeAnswer, await inner.authorize(req), 'authorize')
-      return checkedAuthorization(answer, req.card?.cvc)
+      const card = { number: req.card?.number }
+      const answer = checked<AuthorizeOutcome>(AuthorizeAnswer, await inner.authorize(req), 'authorize', card)
+      return checkedAuthorization(answer, card)
     },
     async completeStep(req, reference, step, payerAnswer) {
+      const card = { number: req.card?.number }
       const answer = await inner.completeStep(req, reference, step, payerAnswer)
       return checkedAuthorization(
-        checked<AuthorizeOutcome | { outcome: 'otp_invalid' }>(StepAnswer, answer, 'complete-step'),
-        req.card?.cvc,
+        checked<AuthorizeOutcome | { outcome: 'otp_invalid' }>(StepAnswer, answer, 'complete-step', card),
+        card,
       )
     },
     capture: async (reference, amount, currency) =>

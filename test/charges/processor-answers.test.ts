@@ -95,6 +95,43 @@ describe("a processor's answer", () => {
     expect(holdsCardData(await stored(res.body.id))).toBe(false)
   })
 
+  it("keeps a decline's own details that only look like card data: dates, times, phone numbers", async () => {
+    processor.answer = () => ({
+      outcome: 'declined',
+      reference: null,
+      cvcCheck: null,
+      failure: {
+        code: 'do_not_honor',
+        reason: 'Declined at 2030-01-01, trace 1700000000000',
+        next_steps: 'Call 555 1234',
+        provider_response: { processed_at_ms: 1700000000000, phone: { number: '555' }, ['__proto__']: 'kept' },
+      },
+    })
+    // the security code is 2030: a year in the text is not taken for it
+    const res = await charge({ cvc: '2030' })
+    expect(res.status, res.text).toBe(201)
+    expect(res.body.failure_data).toEqual({
+      code: 'do_not_honor',
+      reason: 'Declined at 2030-01-01, trace 1700000000000',
+      next_steps: 'Call 555 1234',
+      provider_response: JSON.parse('{"processed_at_ms":1700000000000,"phone":{"number":"555"},"__proto__":"kept"}'),
+    })
+  })
+
+  it("takes a processor's own long numeric reference, and members sent as null", async () => {
+    processor.answer = () => ({
+      outcome: 'authorized',
+      reference: '8815658961765250',
+      cvcCheck: null,
+      bankAccount: null,
+    })
+    const res = await charge()
+    expect(res.status, res.text).toBe(201)
+    expect(res.body).toMatchObject({ status: 'succeeded', authorized: true })
+    const ref = await t.db.query('SELECT processor_ref FROM charges WHERE id = $1', [res.body.id])
+    expect(ref.rows[0]?.processor_ref).toBe('8815658961765250')
+  })
+
   it('outside the contract fails the charge, never the request', async () => {
     for (const answer of [
       { outcome: 'approved', reference: 'x' },
