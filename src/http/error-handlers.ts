@@ -50,8 +50,6 @@ function frameworkError(err: FastifyError): AppError | undefined {
  * so they are answered on the socket, headers and all.
  */
 export const answerClientError: NonNullable<FastifyServerOptions['clientErrorHandler']> = (err, socket) => {
-  if (!socket.writable || refused.has(socket)) return
-  refused.add(socket)
   const code = (err as { code?: string }).code
   const e =
     code === 'HPE_HEADER_OVERFLOW'
@@ -59,27 +57,34 @@ export const answerClientError: NonNullable<FastifyServerOptions['clientErrorHan
       : code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new AppError('request_timeout', 'The request was not sent in time')
         : new AppError('request_invalid', 'The request is not valid HTTP')
-  answerAfterCurrent(socket, e)
+  refuseConnection(socket, e)
 }
 
-/** Connections whose bytes the parser refused: they get one answer saying so, then close. */
+/** Connections refused: they get one answer saying why, then close. */
 const refused = new WeakSet<Duplex>()
 
 /**
- * Answers `e` once the requests read whole before the bad bytes are answered. Those requests are
- * under way: their work is done whatever comes after them on the connection, so their own answers
- * go first, in order, as a pipelining client expects. The answer under way is the one Node's
- * server attached to the socket (`_httpMessage`, which its own handler of these errors reads
- * too); when it finishes, Node attaches the next.
+ * Answers `e` on the connection, then closes it, once the requests read whole before the refused
+ * one are answered. Those requests are under way: their work is done whatever comes after them,
+ * so their own answers go first, in order, as a pipelining client expects. The answer under way
+ * is the one Node's server attached to the socket (`_httpMessage`, which its own handler of these
+ * errors reads too); when it finishes, Node attaches the next. `own`: the refused request's own
+ * answer, when Node made one, which nobody else will send. `url`: its target, when it was read.
  */
-function answerAfterCurrent(socket: Duplex, e: AppError): void {
+function refuseConnection(socket: Duplex, e: AppError, own?: ServerResponse, url?: string): void {
+  if (!socket.writable || refused.has(socket)) return
+  refused.add(socket)
+  answerAfterCurrent(socket, e, own, url)
+}
+
+function answerAfterCurrent(socket: Duplex, e: AppError, own?: ServerResponse, url?: string): void {
   const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
   // a request still being received (its body broken, or not sent in time) is the one refused
-  if (!current || current.writableFinished || !current.req.complete) {
-    if (socket.writable) answerOnSocket(socket, e)
+  if (!current || current === own || current.writableFinished || !current.req.complete) {
+    if (socket.writable) answerOnSocket(socket, e, url)
     return
   }
-  const next = () => setImmediate(() => answerAfterCurrent(socket, e))
+  const next = () => setImmediate(() => answerAfterCurrent(socket, e, own, url))
   current.once('finish', next)
   current.once('close', () => current.writableFinished || socket.destroy())
 }
@@ -113,13 +118,14 @@ function sendError(request: { url: string }, reply: FastifyReply, err: AppError)
  * an `Expect` it cannot meet (417), and `CONNECT`, which asks for a tunnel this service is not (400).
  */
 export function answerOutsideFastify(server: Server): void {
+  // a request answered here may follow others on its connection, still under way (refuseConnection)
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     res.shouldKeepAlive = false
     const e = new AppError('expectation_failed', 'Only Expect: 100-continue is met')
-    answerOnSocket(res.socket as Duplex, e, req.url)
+    refuseConnection(req.socket, e, res, req.url)
   })
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    answerOnSocket(socket, new AppError('request_invalid', 'CONNECT is not served: this service is no proxy'))
+    refuseConnection(socket, new AppError('request_invalid', 'CONNECT is not served: this service is no proxy'))
   })
 }
 

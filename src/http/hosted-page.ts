@@ -16,8 +16,11 @@ export const HOSTED_PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
 }
 
-/** True of a request target under the hosted pages' addresses, whatever it is followed by. */
-export const isHostedPath = (url: string) => url === '/v2/hosted' || url.startsWith('/v2/hosted/')
+/** True of a request target under the hosted pages' addresses, whatever its query. */
+export function isHostedPath(url: string): boolean {
+  const path = url.split('?')[0] as string
+  return path === '/v2/hosted' || path.startsWith('/v2/hosted/')
+}
 
 export const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string)

@@ -75,4 +75,26 @@ describe('a request followed by bytes that are not HTTP', () => {
     expect(charge).toMatchObject({ object: 'charge', amount: 779, status: 'succeeded' })
     expect((await t.sk.get(`/v2/charges/${charge.id}`)).body.status).toBe('succeeded')
   })
+
+  it('an Expect the server cannot meet, after a request under way, is answered after it', async () => {
+    const answers = await exchange(
+      `GET /v2/me HTTP/1.1\r\nHost: localhost\r\n${auth()}\r\n` +
+        `GET /v2/me HTTP/1.1\r\nHost: localhost\r\n${auth()}Expect: teapot\r\n\r\n`,
+    )
+    expect(answers.map((a) => a.status)).toEqual([200, 417])
+    // the service is still up
+    expect((await t.sk.get('/v2/me')).status).toBe(200)
+  })
+
+  it('a CONNECT after a charge still with its processor is answered after the charge', async () => {
+    const src = await t.sk.post('/v2/sources/', cardSource())
+    const body = JSON.stringify({ amount: 800, currency: 'usd', source: src.body.id })
+    const answers = await exchange(
+      `POST /v2/charges/ HTTP/1.1\r\nHost: localhost\r\n${auth()}Content-Type: application/json\r\n` +
+        `Jackdaw-Test-Fault: processor_latency=300\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+        'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+    )
+    expect(answers.map((a) => a.status)).toEqual([201, 400])
+    expect(JSON.parse(answers[0]?.body ?? '{}')).toMatchObject({ amount: 800, status: 'succeeded' })
+  })
 })
