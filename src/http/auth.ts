@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import { hashApiKey } from '../domain/keys.js'
 import { AppError, type Violation } from '../errors.js'
 import type { AccountService, Caller, KeyLookupGuard } from '../services/accounts.js'
-import { refuseRepeatedHeader } from './headers.js'
+import { headerSentOnce } from './headers.js'
 
 /** Who may call a route: any valid key, secret keys only, or no key (documents, hosted pages). */
 export type RouteAuth = 'public' | 'secret' | 'none'
@@ -69,7 +69,8 @@ export function authHook(accounts: AccountService, lookupGuard?: KeyLookupGuard)
   return async function authenticate(request: FastifyRequest) {
     const needs = request.routeOptions.config.auth ?? 'secret'
     if (needs === 'none') return
-    refuseRepeatedHeader(request, 'authorization', 'Authorization')
+    // the same key sent twice, in either scheme, is one key
+    headerSentOnce(request, 'authorization', 'Authorization', keyFromHeader)
     const presented = presentedKey(request)
     if (!presented) {
       throw new AppError(

@@ -37,21 +37,28 @@ export function setResponseHeaders(request: FastifyRequest, reply: FastifyReply)
 }
 
 /**
- * Refuses a request that sends a header more than once with different values. Node keeps the
- * first Authorization and joins repeated Idempotency-Keys with a comma: a proxy or a log that
- * reads another of them would disagree with the service on which key a request used.
+ * The value of a header a request may send once: sent again, it must say the same (by `same`), or
+ * the request is refused. Node keeps the first Authorization and joins repeated Idempotency-Keys
+ * with a comma: a proxy or a log that reads another of them would disagree with the service on
+ * which key a request used, and a key sent twice would be another key than the one sent once.
  */
-export function refuseRepeatedHeader(request: FastifyRequest, name: string, shown: string): void {
+export function headerSentOnce(
+  request: FastifyRequest,
+  name: string,
+  shown: string,
+  same: (value: string) => unknown = (value) => value,
+): string | undefined {
   const raw = request.raw.rawHeaders
   let first: string | undefined
   for (let i = 0; i < raw.length; i += 2) {
     if ((raw[i] as string).toLowerCase() !== name) continue
     const value = raw[i + 1] as string
     if (first === undefined) first = value
-    else if (value !== first) {
+    else if (same(value) !== same(first)) {
       throw new AppError('header_invalid', `${shown} is sent more than once, with different values; send it once`, {
         param: shown,
       })
     }
   }
+  return first
 }

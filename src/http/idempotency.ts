@@ -5,7 +5,7 @@ import { AppError } from '../errors.js'
 import type { Db } from '../store/db.js'
 import { claimKey, completeKey, forgetKey, releaseKey } from '../store/idempotency.js'
 import type { Scope } from '../store/scope.js'
-import { refuseRepeatedHeader } from './headers.js'
+import { headerSentOnce } from './headers.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,11 +18,9 @@ const HEADER = 'idempotency-key'
 const ALIAS = 'x-idempotency-key'
 
 /** The key a request sent, under either name; two different keys are refused. */
-function sentKey(request: FastifyRequest): string | string[] | undefined {
-  refuseRepeatedHeader(request, HEADER, 'Idempotency-Key')
-  refuseRepeatedHeader(request, ALIAS, 'X-Idempotency-Key')
-  const main = request.headers[HEADER]
-  const alias = request.headers[ALIAS]
+function sentKey(request: FastifyRequest): string | undefined {
+  const main = headerSentOnce(request, HEADER, 'Idempotency-Key')
+  const alias = headerSentOnce(request, ALIAS, 'X-Idempotency-Key')
   if (main === undefined) return alias
   if (alias !== undefined && String(alias) !== String(main)) {
     throw new AppError('header_invalid', 'Idempotency-Key and X-Idempotency-Key differ; send one of them', {

@@ -181,8 +181,10 @@ describe('a header sent twice', () => {
       expectError(res, 400, 'header_invalid')
       expect(res.body.error.param).toBe('Authorization')
     }
-    // the same one twice says nothing else
+    // the same key twice, in either scheme, says nothing else
     expect((await twice({ authorization: [sk, sk] }, 'GET', '/v2/charges/?limit=1')).status).toBe(200)
+    const bearer = `Bearer ${t.account.sk_test_key}`
+    expect((await twice({ authorization: [sk, bearer] }, 'GET', '/v2/charges/?limit=1')).status).toBe(200)
   })
 
   it('two Idempotency-Keys that differ are 400 header_invalid, and nothing is made', async () => {
@@ -195,5 +197,9 @@ describe('a header sent twice', () => {
     expect(await customerCount()).toBe(before)
     const same = await twice({ authorization: auth, 'idempotency-key': ['a3', 'a3'] }, 'POST', '/v2/customers/')
     expect(same.status, same.text).toBe(201)
+    // a key sent twice is the key sent once: a retry with it once gets the same customer again
+    const retry = await twice({ authorization: auth, 'idempotency-key': ['a3'] }, 'POST', '/v2/customers/')
+    expect(retry.headers['idempotent-replayed']).toBe('true')
+    expect(retry.body.id).toBe(same.body.id)
   })
 })
