@@ -67,16 +67,25 @@ export interface ValidationDetail {
  * A run of 12 to 19 digits, alone or split by single separators (a space, a tab, a dash, a plus,
  * or any character as a URL encodes it): what a card number looks like. A value echoed into a
  * message (an id that names nothing, a path) may be a card number sent in the wrong field, as
- * it is or next to other text (`x4111…`, `ch_4111…`, `4111…@example.com`). The first alternative
- * keeps whole the long lowercase hex runs of the service's own ids and tokens, whose random part
- * may hold such a run of digits by chance.
+ * it is or next to other text (`x4111…`, `ch_4111…`, `4111…@example.com`).
  */
-const CARD_NUMBER_LIKE = /[0-9a-f]{24,}|(?:\d(?:[ \t+-]|%[0-9A-Fa-f]{2})?){11,18}\d/g
-const HEX_TOKEN = /^[0-9a-f]{24,}$/
+const DIGIT_RUN = /(?:\d(?:[ \t+-]|%[0-9A-Fa-f]{2})?){11,18}\d/g
+/** A word of lowercase hex, with or without an id's prefix: perhaps one of the service's own. */
+const HEX_WORD = /(?<![0-9A-Za-z])(?:[a-z]+_)?[0-9a-f]{24,}(?![0-9A-Za-z])/
+/**
+ * The service's ids and tokens: a prefix with 24 or 32 hex digits (`req_…`, `ch_…`), 32 or 48 hex
+ * digits alone (a page's token). Their random part may hold such a run of digits by chance, and
+ * they are kept whole; any other hex word is looked into.
+ */
+const OWN_TOKEN = /^(?:[a-z]+_[0-9a-f]{24}|(?:[a-z]+_)?[0-9a-f]{32}|[0-9a-f]{48})$/
+const CARD_NUMBER_LIKE = new RegExp(`${HEX_WORD.source}|${DIGIT_RUN.source}`, 'g')
 
 /** The text with anything that looks like a card number taken out. */
 export function withoutCardNumbers(text: string): string {
-  return text.replace(CARD_NUMBER_LIKE, (run) => (HEX_TOKEN.test(run) ? run : '[redacted]'))
+  return text.replace(CARD_NUMBER_LIKE, (run) => {
+    if (OWN_TOKEN.test(run)) return run
+    return HEX_WORD.test(run) ? run.replace(DIGIT_RUN, '[redacted]') : '[redacted]'
+  })
 }
 
 /**

@@ -183,6 +183,10 @@ describe('card data never leaves or rests in plain text', () => {
       '/v2/charges/?start_after=x4012888888881881',
       '/v2/x4012888888881881',
       '/v2/customers/by_email/x4012888888881881@example.com',
+      // inside a word of hex digits that is none of the service's ids, or with the expiry and code after it
+      '/v2/sources/deadbeef4012888888881881',
+      '/v2/sources/src_4012888888881881abcdef0123456789ab',
+      '/v2/sources/40128888888818811230987',
     ]) {
       const res = await record(t.sk.get(path))
       expect(res.status, path).toBeGreaterThanOrEqual(400)
