@@ -9,6 +9,7 @@ import { ROUTER_OPTIONS } from './http/allowed-methods.js'
 import { authHook } from './http/auth.js'
 import { type AuthFailureSettings, authFailureCounter } from './http/auth-failures.js'
 import {
+  afterRefusal,
   answerClientError,
   answerFrameworkError,
   answerOutsideFastify,
@@ -177,7 +178,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   // hooks on every request take a callback, not a promise: one less turn of the event loop each
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id)
-    if (!closing) return done(missingHost(request))
+    if (!closing) return done(missingHost(request) ?? afterRefusal(request))
     done(
       new AppError('service_unavailable', 'The service is shutting down; retry the request', {
         headers: { 'Retry-After': '1' },

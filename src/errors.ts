@@ -1,3 +1,5 @@
+import { ID_PREFIX } from './domain/ids.js'
+
 /**
  * The closed set of error codes the API answers with. Each code has one HTTP status and one type;
  * every error leaves the server in one envelope: {error: {type, code, message, param?, detail?}}.
@@ -73,11 +75,13 @@ const DIGIT_RUN = /(?:\d(?:[ \t+-]|%[0-9A-Fa-f]{2})?){11,18}\d/g
 /** A word of lowercase hex, with or without an id's prefix: perhaps one of the service's own. */
 const HEX_WORD = /(?<![0-9A-Za-z])(?:[a-z]+_)?[0-9a-f]{24,}(?![0-9A-Za-z])/
 /**
- * The service's ids and tokens: a prefix with 24 or 32 hex digits (`req_…`, `ch_…`), 32 or 48 hex
- * digits alone (a page's token). Their random part may hold such a run of digits by chance, and
- * they are kept whole; any other hex word is looked into.
+ * The service's ids and tokens: an object's prefix with 32 hex digits (`ch_…`), a request's or a
+ * reference's with 24 (`req_…`), or 48 hex digits (a payer's page token). Their random part may
+ * hold such a run of digits by chance, and they are kept whole; any other word of hex digits is
+ * looked into.
  */
-const OWN_TOKEN = /^(?:[a-z]+_[0-9a-f]{24}|(?:[a-z]+_)?[0-9a-f]{32}|[0-9a-f]{48})$/
+const ID_PREFIXES = Object.values(ID_PREFIX).join('|')
+const OWN_TOKEN = new RegExp(`^(?:(?:${ID_PREFIXES})[0-9a-f]{32}|(?:req|bnk|conf|sim)_[0-9a-f]{24}|[0-9a-f]{48})$`)
 const CARD_NUMBER_LIKE = new RegExp(`${HEX_WORD.source}|${DIGIT_RUN.source}`, 'g')
 
 /** The text with anything that looks like a card number taken out. */

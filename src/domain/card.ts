@@ -31,32 +31,65 @@ export function cardBrand(number: string): string {
 }
 
 /**
- * Runs of digits as a card number is written: whole, or in groups of three or more split by one
- * space, tab, dash or other punctuation pattern P allows (or two spaces). Groups that short
- * numbers make (a house and a postal code, `4-12-31, 530-0001`) are not one.
+ * Digits as a card number may be written: groups split by one space or other separator (a dash,
+ * a dot, a plus, a slash, an underscore, a no-break space or hyphen, a URL's escape), or a dash
+ * with spaces around it. A card number is one group or several in a row; other numbers may stand
+ * beside it (`4111 1111 1111 1111 2025`).
  */
-const DIGIT_GROUPS = /\d{3,}(?:(?:[ \t_.,'#-]| {2})\d{3,})*/g
+const DIGIT_GROUPS = /\d+(?:(?:[ \t\u00a0]*[-\u2010\u2011.+/_][ \t\u00a0]*|[ \t\u00a0]{1,2}|%[0-9A-Fa-f]{2})\d+)*/g
 
 /** 12 to 19 digits of a known brand's prefix that pass the Luhn check: surely a card number. */
-export function isCardNumber(digits: string): boolean {
+function isCardNumber(digits: string): boolean {
   return digits.length >= 12 && digits.length <= 19 && cardBrand(digits) !== 'unknown' && luhnValid(digits)
 }
 
 /**
- * True when `text` holds what is surely a card number (isCardNumber), however its groups are
- * split. A name or an address line never needs one, and a card number put there (a browser's
- * autofill in the wrong field) would be kept and shown in clear.
+ * The spans of `run` (DIGIT_GROUPS) that are a card number: the longest row of groups from each
+ * group whose digits together are one (isCardNumber), or are `known`. Written in groups, a card
+ * number's are of three digits or more: shorter ones (a block and a lot, `4-12-31`) join none.
  */
+function cardSpans(run: string, known?: string): [number, number][] {
+  // a URL's escape is a separator, not digits: blanked, so that positions stay
+  const groups = [...run.replace(/%[0-9A-Fa-f]{2}/g, '   ').matchAll(/\d+/g)].map((m) => ({
+    digits: m[0],
+    start: m.index,
+    end: m.index + m[0].length,
+  }))
+  const spans: [number, number][] = []
+  for (let i = 0; i < groups.length; i++) {
+    let digits = ''
+    let last = -1
+    for (let j = i; j < groups.length; j++) {
+      const group = groups[j] as { digits: string }
+      if (j > i && (group.digits.length < 3 || (groups[i] as { digits: string }).digits.length < 3)) break
+      digits += group.digits
+      if (digits.length > 19) break
+      if (isCardNumber(digits) || digits === known) last = j
+    }
+    if (last >= 0) {
+      spans.push([(groups[i] as { start: number }).start, (groups[last] as { end: number }).end])
+      i = last
+    }
+  }
+  return spans
+}
+
+/** True when `text` holds what is surely a card number, however its groups are split. */
 export function holdsCardNumber(text: string): boolean {
-  for (const run of text.matchAll(DIGIT_GROUPS)) if (isCardNumber(run[0].replace(/\D/g, ''))) return true
+  for (const run of text.matchAll(DIGIT_GROUPS)) if (cardSpans(run[0]).length > 0) return true
   return false
 }
 
 /** The text with each card number in it (isCardNumber, or `known`) shown as `[redacted]`. */
 export function redactCardNumbers(text: string, known?: string): string {
   return text.replace(DIGIT_GROUPS, (run) => {
-    const digits = run.replace(/\D/g, '')
-    return isCardNumber(digits) || (known !== undefined && digits.includes(known)) ? '[redacted]' : run
+    let out = ''
+    let at = 0
+    for (const [start, end] of cardSpans(run, known)) {
+      out += `${run.slice(at, start)}[redacted]`
+      at = end
+    }
+    return out + run.slice(at)
   })
 }
 

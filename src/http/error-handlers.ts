@@ -64,6 +64,15 @@ export const answerClientError: NonNullable<FastifyServerOptions['clientErrorHan
 const refused = new WeakSet<Duplex>()
 
 /**
+ * A request read after one its connection was refused for: it never runs, as the connection
+ * closes once the requests before the refused one are answered, and its own answer with it.
+ */
+export function afterRefusal(request: FastifyRequest): AppError | undefined {
+  if (!refused.has(request.raw.socket)) return undefined
+  return new AppError('request_invalid', 'An earlier request on this connection was refused; send this one again')
+}
+
+/**
  * Answers `e` on the connection, then closes it, once the requests read whole before the refused
  * one are answered. Those requests are under way: their work is done whatever comes after them,
  * so their own answers go first, in order, as a pipelining client expects. The answer under way
@@ -125,6 +134,9 @@ export function answerOutsideFastify(server: Server): void {
     refuseConnection(req.socket, e, res, req.url)
   })
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    // Node leaves a socket it hands over with no error listener: a reset while the requests before
+    // it are answered would otherwise end the process
+    socket.on('error', () => socket.destroy())
     refuseConnection(socket, new AppError('request_invalid', 'CONNECT is not served: this service is no proxy'))
   })
 }

@@ -1,6 +1,6 @@
 import { type TSchema, Type } from 'typebox'
 import { Compile } from 'typebox/compile'
-import { isCardNumber, redactCardNumbers } from '../domain/card.js'
+import { redactCardNumbers } from '../domain/card.js'
 import {
   type AuthorizeOutcome,
   type FailureData,
@@ -73,14 +73,15 @@ export const MAX_PROVIDER_RESPONSE_LENGTH = 8_000
 const MAX_TEXT_LENGTH = 1000
 
 /** Keys under which a gateway's answer carries card data, whatever their value looks like. */
-const CARD_DATA_KEY = /^(cvc2?|cvv2?|cid|csc|security_?code|card_?number|pan)$/i
-/** A security code as a text names it: `cvc 123`, `CVV2: 1234`, `security code=123`. */
-const LABELLED_CODE = /\b(cvc2?|cvv2?|cid|csc|security[ _]?code)(\W{0,4})\d{3,4}\b/gi
+const CARD_DATA_KEY = /cvc|cvv|csc|security[ _-]?code|card[ _-]?number|^pan$/i
+/** A security code as a text names it: `cvc 123`, `card_cvv=1234`, `"cvc" : "123"`, `security code is 123`. */
+const LABELLED_CODE = /(cvc|cvv|csc|security[ _-]?code)([^0-9]{0,20}?)(\d{3,4})(?!\d)/gi
 const REDACTED = '[redacted]'
 
 /** The card of the request an answer is to: what a gateway may echo back. */
 interface SentCard {
   number?: string | undefined
+  cvc?: string | undefined
 }
 
 /** A text without card numbers (the card's own, and any other) or a security code it names. */
@@ -91,8 +92,13 @@ function scrubbedText(text: string, card: SentCard, max = MAX_TEXT_LENGTH): stri
 
 /** A gateway's own details with the card data in them taken out, at any depth. */
 function scrubbed(value: unknown, card: SentCard): unknown {
+  // the request's own security code, whole, wherever it stands
+  if ((typeof value === 'string' || typeof value === 'number') && card.cvc && String(value) === card.cvc) {
+    return REDACTED
+  }
   if (typeof value === 'string') return scrubbedText(value, card, Number.POSITIVE_INFINITY)
-  if (typeof value === 'number') return isCardNumber(String(value)) ? REDACTED : value
+  if (typeof value === 'number')
+    return redactCardNumbers(String(Math.abs(value)), card.number) === String(Math.abs(value)) ? value : REDACTED
   if (Array.isArray(value)) return value.map((v) => scrubbed(v, card))
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {}
@@ -129,7 +135,8 @@ function checked<T>(validator: { Check(value: unknown): boolean }, answer: unkno
     throw new ProcessorError('failed', `processor ${call}: not an answer the contract allows`)
   const present = Object.fromEntries(Object.entries(answer as object).filter(([, v]) => v !== null))
   // a reference is kept in clear and sent back with every later call: it must not be the card
-  if (card.number && typeof present.reference === 'string' && present.reference.includes(card.number)) {
+  const reference = typeof present.reference === 'string' ? present.reference.replace(/\D/g, '') : ''
+  if (card.number && reference.includes(card.number)) {
     throw new ProcessorError('failed', `processor ${call}: the reference holds the card number`)
   }
   return present as T
@@ -158,12 +165,12 @@ export function checkedProcessor(inner: Processor): Processor {
       return inner.decidesInProcess
     },
     async authorize(req) {
-      const card = { number: req.card?.number }
+      const card = { number: req.card?.number, cvc: req.card?.cvc }
       const answer = checked<AuthorizeOutcome>(AuthorizeAnswer, await inner.authorize(req), 'authorize', card)
       return checkedAuthorization(answer, card)
     },
     async completeStep(req, reference, step, payerAnswer) {
-      const card = { number: req.card?.number }
+      const card = { number: req.card?.number, cvc: req.card?.cvc }
       const answer = await inner.completeStep(req, reference, step, payerAnswer)
       return checkedAuthorization(
         checked<AuthorizeOutcome | { outcome: 'otp_invalid' }>(StepAnswer, answer, 'complete-step', card),

@@ -97,4 +97,41 @@ describe('a request followed by bytes that are not HTTP', () => {
     expect(answers.map((a) => a.status)).toEqual([201, 400])
     expect(JSON.parse(answers[0]?.body ?? '{}')).toMatchObject({ amount: 800, status: 'succeeded' })
   })
+
+  it('a request after a refused one on its connection never runs', async () => {
+    const src = await t.sk.post('/v2/sources/', cardSource())
+    const later = await t.sk.post('/v2/sources/', cardSource())
+    const charge = (source: string, amount: number, extra = '') => {
+      const body = JSON.stringify({ amount, currency: 'usd', source })
+      return (
+        `POST /v2/charges/ HTTP/1.1\r\nHost: localhost\r\n${auth()}Content-Type: application/json\r\n${extra}` +
+        `Content-Length: ${body.length}\r\n\r\n${body}`
+      )
+    }
+    const answers = await exchange(
+      charge(src.body.id, 701, 'Jackdaw-Test-Fault: processor_latency=300\r\n') +
+        `GET /v2/me HTTP/1.1\r\nHost: localhost\r\n${auth()}Expect: teapot\r\n\r\n` +
+        charge(later.body.id, 703),
+    )
+    expect(answers.map((a) => a.status)).toEqual([201, 417])
+    // the third was never answered, and never made: its source is still unused
+    expect((await t.sk.get(`/v2/sources/${later.body.id}`)).body.used).toBe(false)
+  })
+
+  it('a client that resets its connection while a CONNECT waits for the request before it leaves the service up', async () => {
+    const src = await t.sk.post('/v2/sources/', cardSource())
+    const body = JSON.stringify({ amount: 900, currency: 'usd', source: src.body.id })
+    const socket = net.connect(port, '127.0.0.1', () =>
+      socket.write(
+        `POST /v2/charges/ HTTP/1.1\r\nHost: localhost\r\n${auth()}Content-Type: application/json\r\n` +
+          `Jackdaw-Test-Fault: processor_latency=400\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+          'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+      ),
+    )
+    socket.on('error', () => {})
+    await new Promise((r) => setTimeout(r, 100))
+    socket.resetAndDestroy()
+    await new Promise((r) => setTimeout(r, 700))
+    expect((await t.sk.get('/v2/me')).status).toBe(200)
+  })
 })

@@ -95,6 +95,44 @@ describe("a processor's answer", () => {
     expect(holdsCardData(await stored(res.body.id))).toBe(false)
   })
 
+  it('finds card data however a gateway writes it: beside other numbers, in groups, under any name', async () => {
+    processor.answer = () => ({
+      outcome: 'declined',
+      failure: {
+        code: 'do_not_honor',
+        reason: `card ${NUMBER} 2025 failed, txn 123456 4000056655665556; security code is ${CVC}`,
+        next_steps: `card_cvv=${CVC}; "cvc" : "${CVC}"; card 5555-5555-5555-4444, 4111 - 1111 - 1111 - 1111`,
+        provider_response: {
+          card_cvc: CVC,
+          cvv2Value: CVC,
+          'card[cvc]': CVC,
+          avs: `cvc_check=${CVC}`,
+          echoed: CVC,
+          negative: -Number(NUMBER),
+          escaped: '5555%205555%205555%204444',
+          spaced: '5555\u00a05555\u00a05555\u00a04444',
+        },
+      },
+    })
+    const res = await charge()
+    expect(res.status, res.text).toBe(201)
+    const kept = JSON.stringify(res.body.failure_data)
+    expect(holdsCardData(kept), kept).toBe(false)
+    for (const other of ['4000056655665556', '4111 - 1111 - 1111 - 1111', '5555\u00a05555'])
+      expect(kept).not.toContain(other)
+    expect(res.body.failure_data.reason).toBe(
+      'card [redacted] 2025 failed, txn 123456 [redacted]; security code is [redacted]',
+    )
+    expect(holdsCardData(await stored(res.body.id))).toBe(false)
+  })
+
+  it('with a reference that holds the card number, however split, is not one', async () => {
+    processor.answer = () => ({ outcome: 'authorized', reference: 'tok-5555-5555-5555-4444' })
+    const res = await charge()
+    expect(res.body.status, res.text).toBe('failed')
+    expect(holdsCardData(await stored(res.body.id))).toBe(false)
+  })
+
   it("keeps a decline's own details that only look like card data: dates, times, phone numbers", async () => {
     processor.answer = () => ({
       outcome: 'declined',

@@ -187,6 +187,7 @@ describe('card data never leaves or rests in plain text', () => {
       '/v2/sources/deadbeef4012888888881881',
       '/v2/sources/src_4012888888881881abcdef0123456789ab',
       '/v2/sources/40128888888818811230987',
+      '/v2/charges/ch_4012888888881881deadbeef',
     ]) {
       const res = await record(t.sk.get(path))
       expect(res.status, path).toBeGreaterThanOrEqual(400)
