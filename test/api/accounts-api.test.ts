@@ -78,6 +78,14 @@ describe('POST /v2/accounts', () => {
       const removed = await who.delete(`/v2/accounts/${t.account.id}`)
       expect(removed.status).toBe(401)
     }
+    // the token with another beside it: which one was meant is never guessed
+    const headers: Record<string, string[]> = {
+      authorization: [`Bearer ${ADMIN_TOKEN}`, `Bearer ${ADMIN_TOKEN}x`],
+      'content-type': ['application/json'],
+    }
+    const twice = await t.app.inject({ method: 'POST', url: '/v2/accounts', headers, payload: '{"name":"Intruder"}' })
+    expect(twice.statusCode, twice.body).toBe(400)
+    expect(JSON.parse(twice.body).error).toMatchObject({ code: 'header_invalid', param: 'Authorization' })
     // the token is checked before the body: a wrong token with a bad body is still a 401
     expect((await bearer('nope-nope-nope-nope').post('/v2/accounts', '{"name":')).status).toBe(401)
     const after = await t.db.query('SELECT count(*)::int AS n FROM accounts')

@@ -6,6 +6,7 @@ import { DeletedAccount, NewAccount, NewAccountKeys } from '../../schemas/accoun
 import { IdParams, NoBody, withErrors } from '../../schemas/common.js'
 import type { Services } from '../../services/index.js'
 import { keyFromHeader } from '../auth.js'
+import { headerSentOnce } from '../headers.js'
 
 /** The tag of the operations a test suite drives the service with; none of them touches live payments. */
 export const TEST_MODE_TAG = 'test-mode'
@@ -21,7 +22,7 @@ function adminCheck(adminToken: string | undefined) {
   return async (request: FastifyRequest) => {
     // without a token the operations do not exist, as far as a client can tell
     if (!expected) throw new AppError('route_missing', `No route ${request.method} ${request.url.split('?')[0]}`)
-    const presented = keyFromHeader(request.headers.authorization)
+    const presented = keyFromHeader(headerSentOnce(request, 'authorization', 'Authorization', keyFromHeader))
     if (presented === undefined) {
       throw new AppError('authentication_required', 'No admin token provided: use Authorization: Bearer <admin token>')
     }
