@@ -84,7 +84,11 @@ const ID_PREFIXES = Object.values(ID_PREFIX).join('|')
 const OWN_TOKEN = new RegExp(`^(?:(?:${ID_PREFIXES})[0-9a-f]{32}|(?:req|bnk|conf|sim)_[0-9a-f]{24}|[0-9a-f]{48})$`)
 const CARD_NUMBER_LIKE = new RegExp(`${HEX_WORD.source}|${DIGIT_RUN.source}`, 'g')
 
-/** The text with anything that looks like a card number taken out. */
+/**
+ * The text with anything that looks like a card number taken out. Unlike a processor's answer
+ * (domain/card.ts, redactCardNumbers), which is kept and shown and so is cut only where it surely
+ * holds a card, a message echoes the caller's own input back: any long run of digits may go.
+ */
 export function withoutCardNumbers(text: string): string {
   return text.replace(CARD_NUMBER_LIKE, (run) => {
     if (OWN_TOKEN.test(run)) return run

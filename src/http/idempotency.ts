@@ -22,7 +22,7 @@ function sentKey(request: FastifyRequest): string | undefined {
   const main = headerSentOnce(request, HEADER, 'Idempotency-Key')
   const alias = headerSentOnce(request, ALIAS, 'X-Idempotency-Key')
   if (main === undefined) return alias
-  if (alias !== undefined && String(alias) !== String(main)) {
+  if (alias !== undefined && alias !== main) {
     throw new AppError('header_invalid', 'Idempotency-Key and X-Idempotency-Key differ; send one of them', {
       param: 'Idempotency-Key',
     })

@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, preValidationHookHandler } from 'fastify'
 import { FAULT_HEADER, FAULT_NAMES, MAX_FAULT_LATENCY_MS } from '../schemas/test-faults.js'
 import { DOCS_CSP, DOCS_PREFIX } from './headers.js'
+import { isHostedPath } from './hosted-page.js'
 
 interface OpenApiOperation {
   parameters?: Record<string, unknown>[]
@@ -53,7 +54,7 @@ function describeHeaders(doc: OpenApiDocument, said: RouteNotes): OpenApiDocumen
       const operation = `${method} ${path}`
       if (op.requestBody && said.optionalBodies.has(operation)) op.requestBody.required = false
       // accounts are made by the operator's token, outside any account's idempotency keys
-      const ofAccount = path.startsWith('/v2/') && !path.startsWith('/v2/hosted/') && !path.startsWith('/v2/accounts')
+      const ofAccount = path.startsWith('/v2/') && !isHostedPath(path) && !path.startsWith('/v2/accounts')
       if (ofAccount && !said.refusingFaults.has(operation)) {
         op.parameters = [...(op.parameters ?? []), TEST_FAULT_PARAMETER]
       }

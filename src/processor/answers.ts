@@ -97,8 +97,10 @@ function scrubbed(value: unknown, card: SentCard): unknown {
     return REDACTED
   }
   if (typeof value === 'string') return scrubbedText(value, card, Number.POSITIVE_INFINITY)
-  if (typeof value === 'number')
-    return redactCardNumbers(String(Math.abs(value)), card.number) === String(Math.abs(value)) ? value : REDACTED
+  if (typeof value === 'number') {
+    const digits = String(Math.abs(value))
+    return redactCardNumbers(digits, card.number) === digits ? value : REDACTED
+  }
   if (Array.isArray(value)) return value.map((v) => scrubbed(v, card))
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {}
