@@ -14,11 +14,12 @@ import { countedAddress } from './auth-failures.js'
  * made-up headers cannot each open a count of their own.
  */
 export function rateLimitKey(request: FastifyRequest): string {
-  const address = countedAddress(request.ip)
   const auth = request.routeOptions.config?.auth
   const presented = auth === 'public' || auth === 'secret' ? presentedKey(request) : undefined
   const kind = presented && parseApiKey(presented.key)?.kind
+  // a secret key counts under the key alone: the address need not be parsed
   if (kind === 'secret') return `key:${presented?.hash}`
+  const address = countedAddress(request.ip)
   if (kind === 'public') return `key:${presented?.hash}:${address}`
   return `ip:${address}`
 }
