@@ -82,9 +82,8 @@ export function registerIdempotency(
 ) {
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'POST' || !request.caller) return
-    const raw = sentKey(request)
-    if (raw === undefined) return
-    const sent = Array.isArray(raw) ? raw[0] : raw
+    const sent = sentKey(request)
+    if (sent === undefined) return
     if (!sent || sent.length > 255 || !/^[\x20-\x7e]+$/.test(sent)) {
       throw new AppError('header_invalid', 'Idempotency-Key must be 1 to 255 printable ASCII characters', {
         param: 'Idempotency-Key',
