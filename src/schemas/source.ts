@@ -177,3 +177,4 @@ export const ChargeSource = Type.Object({
   require_auth: Type.Optional(Type.Boolean()),
   action: Type.Optional(Action),
 })
+export type ChargeSourceView = Static<typeof ChargeSource>

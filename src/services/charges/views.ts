@@ -7,7 +7,7 @@ import type { Page, PageRequest } from '../../store/list.js'
 import type { RefundRow } from '../../store/refunds.js'
 import type { Scope } from '../../store/scope.js'
 import type { SourceRow } from '../../store/sources.js'
-import { sourceView } from '../views.js'
+import { chargeSourceView } from '../views.js'
 import type { StoredAction } from './context.js'
 
 export function refundView(r: RefundRow): RefundView {
@@ -36,26 +36,20 @@ export function chargeView(c: ChargeRow, source: SourceRow, refunds: RefundRow[]
     currency: c.currency,
     statement_descriptor: c.statement_descriptor,
     description: c.description,
-    source: {
-      ...sourceView(source),
-      require_auth: c.require_auth,
-      ...(action
-        ? {
-            action: {
-              type: action.type,
-              ...(action.url ? { url: action.url } : {}),
-              ...(action.confirmation_id ? { confirmation_id: action.confirmation_id } : {}),
-            },
-          }
-        : {}),
-    },
+    source: chargeSourceView(
+      source,
+      c.require_auth,
+      action
+        ? { type: action.type, url: action.url || undefined, confirmation_id: action.confirmation_id || undefined }
+        : undefined,
+    ),
     refunds: refunds.map(refundView),
     status: c.status,
     livemode: c.livemode,
     created_at: c.created_at,
     updated_at: c.updated_at,
     metadata: c.metadata as ChargeView['metadata'],
-    ...(c.failure_data ? { failure_data: c.failure_data as ChargeView['failure_data'] } : {}),
+    failure_data: (c.failure_data ?? undefined) as ChargeView['failure_data'],
   }
 }
 
