@@ -21,13 +21,28 @@ export function timestampNow(...notBefore: string[]): string {
   return at
 }
 
+// The last second read and the last second written by timestampPlus: the times it is given come
+// from one clock, mostly within one second of each other, and Date's parsing and printing are
+// costly next to the rest of it.
+let readSecond = ''
+let readSecondMs = 0
+let writtenSecond = Number.NaN
+let writtenPrefix = ''
+
 /** `timestamp`, in the API's form, moved on by `ms` milliseconds, to the microsecond. */
 export function timestampPlus(timestamp: string, ms: number): string {
-  const micros =
-    Date.parse(`${timestamp.slice(0, 19)}Z`) * 1000 + Number(timestamp.slice(20, 26)) + Math.round(ms * 1000)
+  const whole = timestamp.slice(0, 19)
+  if (whole !== readSecond) {
+    readSecond = whole
+    readSecondMs = Date.parse(`${whole}Z`)
+  }
+  const micros = readSecondMs * 1000 + Number(timestamp.slice(20, 26)) + Math.round(ms * 1000)
   const second = Math.floor(micros / 1_000_000)
-  const fraction = String(micros - second * 1_000_000).padStart(6, '0')
-  return `${new Date(second * 1000).toISOString().slice(0, 20)}${fraction}Z`
+  if (second !== writtenSecond) {
+    writtenSecond = second
+    writtenPrefix = new Date(second * 1000).toISOString().slice(0, 20)
+  }
+  return `${writtenPrefix}${String(micros - second * 1_000_000).padStart(6, '0')}Z`
 }
 
 /** From one API timestamp to another, in milliseconds (to the millisecond). */

@@ -31,6 +31,42 @@ export interface AuthorizationOutcome {
   at: string
 }
 
+/** The statement of `recordOutcomes`, over arrays of one element per outcome. */
+const RECORD_OUTCOMES = `WITH v AS (
+     SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::boolean[], $4::jsonb[], $5::text[], $6::text[],
+       $7::text[], $8::boolean[], $9::boolean[], $10::boolean[], $11::text[], $12::text[], $13::boolean[],
+       $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::text[])
+       AS v (charge_id, at, reversal_owed, patch, source_id, card, bank_account, erase_security_code,
+         erase_card_number, source_changed, event_id, account_id, livemode, event_type, event_data, delivery_id,
+         delivery_url, delivery_payload, held_since, held_action_token)
+   ), source_locked AS (
+     -- sources before charges, the order a new charge and a customer's delete lock them in
+     SELECT s.id FROM sources s JOIN v ON s.id = v.source_id ORDER BY s.id FOR UPDATE OF s
+   ), charge AS (
+     UPDATE charges c SET ${patchSetsFromJson('c', 'v.patch').join(', ')}, updated_at = v.at,
+       reversal_asked_at = CASE WHEN v.reversal_owed THEN now() ELSE c.reversal_asked_at END
+     FROM v JOIN source_locked ON source_locked.id = v.source_id WHERE c.id = v.charge_id
+       AND (c.processing_since = v.held_since OR (c.processing IS NULL AND c.action_token = v.held_action_token))
+     RETURNING c.id
+   ), recorded AS (
+     SELECT v.* FROM v JOIN charge ON charge.id = v.charge_id
+   ), source AS (
+     UPDATE sources s SET card = v.card::json, bank_account = v.bank_account::json,
+       card_cvc_enc = CASE WHEN v.erase_security_code THEN NULL ELSE s.card_cvc_enc END,
+       card_number_enc = CASE WHEN v.erase_card_number THEN NULL ELSE s.card_number_enc END,
+       updated_at = CASE WHEN v.source_changed THEN v.at ELSE s.updated_at END
+     FROM recorded v WHERE s.id = v.source_id
+   ), event AS (
+     INSERT INTO events (id, account_id, livemode, type, charge_id, data, created_at)
+     SELECT v.event_id, v.account_id, v.livemode, v.event_type, v.charge_id, v.event_data::json, v.at FROM recorded v
+   ), delivery AS (
+     INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
+     SELECT v.delivery_id, v.account_id, v.livemode, v.event_id, v.event_type, v.delivery_url, v.delivery_payload,
+       'pending', now()
+     FROM recorded v WHERE v.delivery_id IS NOT NULL
+   )
+   SELECT id FROM charge`
+
 /**
  * Records authorizations' outcomes in one statement, and so one round trip and one commit: each
  * charge as decided, its source as the processor left it, its event and the event's notify call.
@@ -41,64 +77,28 @@ const recordOutcomes = sharedStatement(
   async (db, items: AuthorizationOutcome[]) => {
     const col = <T>(f: (o: AuthorizationOutcome) => T) => items.map(f)
     const json = (v: object | null) => (v === null ? null : JSON.stringify(v))
-    const res = await db.query<{ id: string }>(
-      `WITH v AS (
-         SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::boolean[], $4::jsonb[], $5::text[], $6::text[],
-           $7::text[], $8::boolean[], $9::boolean[], $10::boolean[], $11::text[], $12::text[], $13::boolean[],
-           $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::text[])
-           AS v (charge_id, at, reversal_owed, patch, source_id, card, bank_account, erase_security_code,
-             erase_card_number, source_changed, event_id, account_id, livemode, event_type, event_data, delivery_id,
-             delivery_url, delivery_payload, held_since, held_action_token)
-       ), source_locked AS (
-         -- sources before charges, the order a new charge and a customer's delete lock them in
-         SELECT s.id FROM sources s JOIN v ON s.id = v.source_id ORDER BY s.id FOR UPDATE OF s
-       ), charge AS (
-         UPDATE charges c SET ${patchSetsFromJson('c', 'v.patch').join(', ')}, updated_at = v.at,
-           reversal_asked_at = CASE WHEN v.reversal_owed THEN now() ELSE c.reversal_asked_at END
-         FROM v JOIN source_locked ON source_locked.id = v.source_id WHERE c.id = v.charge_id
-           AND (c.processing_since = v.held_since OR (c.processing IS NULL AND c.action_token = v.held_action_token))
-         RETURNING c.id
-       ), recorded AS (
-         SELECT v.* FROM v JOIN charge ON charge.id = v.charge_id
-       ), source AS (
-         UPDATE sources s SET card = v.card::json, bank_account = v.bank_account::json,
-           card_cvc_enc = CASE WHEN v.erase_security_code THEN NULL ELSE s.card_cvc_enc END,
-           card_number_enc = CASE WHEN v.erase_card_number THEN NULL ELSE s.card_number_enc END,
-           updated_at = CASE WHEN v.source_changed THEN v.at ELSE s.updated_at END
-         FROM recorded v WHERE s.id = v.source_id
-       ), event AS (
-         INSERT INTO events (id, account_id, livemode, type, charge_id, data, created_at)
-         SELECT v.event_id, v.account_id, v.livemode, v.event_type, v.charge_id, v.event_data::json, v.at FROM recorded v
-       ), delivery AS (
-         INSERT INTO deliveries (id, account_id, livemode, event_id, event_type, url, payload, status, next_attempt_at)
-         SELECT v.delivery_id, v.account_id, v.livemode, v.event_id, v.event_type, v.delivery_url, v.delivery_payload,
-           'pending', now()
-         FROM recorded v WHERE v.delivery_id IS NOT NULL
-       )
-       SELECT id FROM charge`,
-      [
-        col((o) => o.held.id),
-        col((o) => o.at),
-        col((o) => o.reversalOwed),
-        col((o) => patchJson({ ...o.charge, processing: null })),
-        col((o) => o.source.id),
-        col((o) => json(o.source.card)),
-        col((o) => json(o.source.bankAccount)),
-        col((o) => o.source.eraseSecurityCode),
-        col((o) => o.source.eraseCardNumber),
-        col((o) => o.source.changed),
-        col((o) => o.event.id),
-        col((o) => o.scope.accountId),
-        col((o) => o.scope.livemode),
-        col((o) => o.event.type),
-        col((o) => JSON.stringify(o.event.data)),
-        col((o) => o.event.delivery?.id ?? null),
-        col((o) => o.event.delivery?.url ?? null),
-        col((o) => o.event.delivery?.payload ?? null),
-        col((o) => o.held.processing_since),
-        col((o) => o.held.action_token),
-      ],
-    )
+    const res = await db.query<{ id: string }>(RECORD_OUTCOMES, [
+      col((o) => o.held.id),
+      col((o) => o.at),
+      col((o) => o.reversalOwed),
+      col((o) => patchJson({ ...o.charge, processing: null })),
+      col((o) => o.source.id),
+      col((o) => json(o.source.card)),
+      col((o) => json(o.source.bankAccount)),
+      col((o) => o.source.eraseSecurityCode),
+      col((o) => o.source.eraseCardNumber),
+      col((o) => o.source.changed),
+      col((o) => o.event.id),
+      col((o) => o.scope.accountId),
+      col((o) => o.scope.livemode),
+      col((o) => o.event.type),
+      col((o) => JSON.stringify(o.event.data)),
+      col((o) => o.event.delivery?.id ?? null),
+      col((o) => o.event.delivery?.url ?? null),
+      col((o) => o.event.delivery?.payload ?? null),
+      col((o) => o.held.processing_since),
+      col((o) => o.held.action_token),
+    ])
     const recorded = new Set(res.rows.map((r) => r.id))
     return items.map((o) => recorded.has(o.held.id))
   },

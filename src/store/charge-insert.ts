@@ -38,6 +38,40 @@ interface ChargeAsked {
   charge: NewCharge
 }
 
+/** The statement of `insertCharges`, over arrays of one element per charge. */
+const INSERT_CHARGES = `WITH v AS (
+     SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+       $8::text[], $9::text[], $10::boolean[], $11::boolean[], $12::text[], $13::text[], $14::text[]) WITH ORDINALITY
+       AS v (id, account_id, livemode, source_id, customer_id, amount, currency, description, statement_descriptor,
+         capture, require_auth, metadata, idempotency_key, redirect_url, n)
+   ), source AS (
+     SELECT ${SOURCE_COLUMNS.map((c) => `s.${c}`).join(', ')}, s.card_number_enc, s.card_cvc_enc
+     FROM v JOIN sources s ON s.id = v.source_id AND s.account_id = v.account_id AND s.livemode = v.livemode
+     ORDER BY s.id FOR UPDATE OF s
+   ), usable AS (
+     SELECT v.id AS charge_id, source.id, source.vaulted FROM v JOIN source ON source.id = v.source_id
+     WHERE source.customer_id IS NOT DISTINCT FROM v.customer_id AND (source.vaulted OR NOT source.used)
+   ), consumed AS (
+     UPDATE sources s SET used = true, updated_at = now() FROM usable
+     WHERE s.id = usable.id AND NOT usable.vaulted
+     RETURNING s.id, s.updated_at
+   ), charge AS (
+     INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
+       description, statement_descriptor, status, capture, require_auth, processing, processing_since, metadata,
+       idempotency_key, redirect_url)
+     SELECT v.id, v.account_id, v.livemode, v.source_id, v.customer_id, v.amount, v.amount, v.currency,
+       v.description, v.statement_descriptor, 'pending', v.capture, v.require_auth, 'authorize', now(), v.metadata::json,
+       v.idempotency_key, v.redirect_url
+     FROM v JOIN usable ON usable.charge_id = v.id
+     RETURNING ${CHARGE_COLUMNS.join(', ')}
+   )
+   SELECT (SELECT to_json(s) FROM source s WHERE s.id = v.source_id) AS source,
+     (SELECT to_json(c) FROM charge c WHERE c.id = v.id) AS charge,
+     (SELECT updated_at FROM consumed WHERE consumed.id = v.source_id) AS consumed_at,
+     CASE WHEN a.id IS NOT NULL THEN account_now(a.id, false) END AS account_time,
+     a.test_clock_start IS NULL AS clock_runs
+   FROM v LEFT JOIN accounts a ON a.id = v.account_id AND NOT v.livemode ORDER BY v.n`
+
 /**
  * New charges on the sources they take, in one statement shared by concurrent creates
  * (store/batch.ts), never two on one source. The sources are locked in the order of their ids, so
@@ -52,56 +86,22 @@ const insertCharges = sharedStatement(
       consumed_at: string | null
       account_time: string | null
       clock_runs: boolean | null
-    }>(
-      `WITH v AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[], $6::bigint[], $7::text[],
-           $8::text[], $9::text[], $10::boolean[], $11::boolean[], $12::text[], $13::text[], $14::text[]) WITH ORDINALITY
-           AS v (id, account_id, livemode, source_id, customer_id, amount, currency, description, statement_descriptor,
-             capture, require_auth, metadata, idempotency_key, redirect_url, n)
-       ), source AS (
-         SELECT ${SOURCE_COLUMNS.map((c) => `s.${c}`).join(', ')}, s.card_number_enc, s.card_cvc_enc
-         FROM v JOIN sources s ON s.id = v.source_id AND s.account_id = v.account_id AND s.livemode = v.livemode
-         ORDER BY s.id FOR UPDATE OF s
-       ), usable AS (
-         SELECT v.id AS charge_id, source.id, source.vaulted FROM v JOIN source ON source.id = v.source_id
-         WHERE source.customer_id IS NOT DISTINCT FROM v.customer_id AND (source.vaulted OR NOT source.used)
-       ), consumed AS (
-         UPDATE sources s SET used = true, updated_at = now() FROM usable
-         WHERE s.id = usable.id AND NOT usable.vaulted
-         RETURNING s.id, s.updated_at
-       ), charge AS (
-         INSERT INTO charges (id, account_id, livemode, source_id, customer_id, amount, amount_authorized, currency,
-           description, statement_descriptor, status, capture, require_auth, processing, processing_since, metadata,
-           idempotency_key, redirect_url)
-         SELECT v.id, v.account_id, v.livemode, v.source_id, v.customer_id, v.amount, v.amount, v.currency,
-           v.description, v.statement_descriptor, 'pending', v.capture, v.require_auth, 'authorize', now(), v.metadata::json,
-           v.idempotency_key, v.redirect_url
-         FROM v JOIN usable ON usable.charge_id = v.id
-         RETURNING ${CHARGE_COLUMNS.join(', ')}
-       )
-       SELECT (SELECT to_json(s) FROM source s WHERE s.id = v.source_id) AS source,
-         (SELECT to_json(c) FROM charge c WHERE c.id = v.id) AS charge,
-         (SELECT updated_at FROM consumed WHERE consumed.id = v.source_id) AS consumed_at,
-         CASE WHEN a.id IS NOT NULL THEN account_now(a.id, false) END AS account_time,
-         a.test_clock_start IS NULL AS clock_runs
-       FROM v LEFT JOIN accounts a ON a.id = v.account_id AND NOT v.livemode ORDER BY v.n`,
-      [
-        col((i) => i.charge.id),
-        col((i) => i.scope.accountId),
-        col((i) => i.scope.livemode),
-        col((i) => i.charge.source_id),
-        col((i) => i.charge.customer_id),
-        col((i) => i.charge.amount),
-        col((i) => i.charge.currency),
-        col((i) => i.charge.description),
-        col((i) => i.charge.statement_descriptor),
-        col((i) => i.charge.capture),
-        col((i) => i.charge.require_auth),
-        col((i) => JSON.stringify(i.charge.metadata)),
-        col((i) => i.charge.idempotency_key),
-        col((i) => i.charge.redirect_url),
-      ],
-    )
+    }>(INSERT_CHARGES, [
+      col((i) => i.charge.id),
+      col((i) => i.scope.accountId),
+      col((i) => i.scope.livemode),
+      col((i) => i.charge.source_id),
+      col((i) => i.charge.customer_id),
+      col((i) => i.charge.amount),
+      col((i) => i.charge.currency),
+      col((i) => i.charge.description),
+      col((i) => i.charge.statement_descriptor),
+      col((i) => i.charge.capture),
+      col((i) => i.charge.require_auth),
+      col((i) => JSON.stringify(i.charge.metadata)),
+      col((i) => i.charge.idempotency_key),
+      col((i) => i.charge.redirect_url),
+    ])
     const readAt = performance.now()
     return res.rows.map((found) => {
       if (!found.source) return {}

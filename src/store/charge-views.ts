@@ -43,15 +43,24 @@ interface PageAsked {
   status: string | undefined
 }
 
+/** The statement of a page for each of the few WHERE clauses pageWhere writes, made once. */
+const pageStatements = new Map<string, string>()
+
+function pageStatement(where: string): string {
+  let sql = pageStatements.get(where)
+  if (sql === undefined) {
+    sql = `SELECT coalesce(json_agg(x ORDER BY x.id DESC), '[]') AS page FROM (
+       ${WITH_DETAILS} WHERE ${where} ORDER BY c.id DESC LIMIT $3
+     ) x`
+    pageStatements.set(where, sql)
+  }
+  return sql
+}
+
 async function readPage(db: Queryable, { scope, page, status }: PageAsked): Promise<Page<ChargeWithDetails>> {
   const filter: ListFilter | undefined = status ? { where: (p) => `c.status = ${p}`, value: status } : undefined
   const { where, params } = await pageWhere(db, 'charges', scope, page, filter)
-  const res = await db.query<{ page: JsonDetails[] }>(
-    `SELECT coalesce(json_agg(x ORDER BY x.id DESC), '[]') AS page FROM (
-       ${WITH_DETAILS} WHERE ${where} ORDER BY c.id DESC LIMIT $3
-     ) x`,
-    params,
-  )
+  const res = await db.query<{ page: JsonDetails[] }>(pageStatement(where), params)
   return toPage((res.rows[0]?.page ?? []).map(fromJson), page.limit)
 }
 
@@ -99,14 +108,13 @@ export async function listChargesWithDetails(
   return { rows: [...reading.page.rows], hasMore: reading.page.hasMore }
 }
 
+const DETAILS_OF = `SELECT (SELECT to_json(s) FROM (SELECT ${SOURCE_COLUMNS.join(', ')} FROM sources WHERE id = $1) s) AS source,
+     (SELECT coalesce(json_agg(r ORDER BY r.id), '[]') FROM (
+        SELECT ${REFUND_COLUMNS.join(', ')} FROM refunds WHERE charge_id = $2) r) AS refunds`
+
 /** The source and refunds of a charge, in one statement. */
 export async function detailsOf(db: Queryable, charge: ChargeRow): Promise<ChargeWithDetails> {
-  const res = await db.query<{ source: SourceRow; refunds: RefundRow[] }>(
-    `SELECT (SELECT to_json(s) FROM (SELECT ${SOURCE_COLUMNS.join(', ')} FROM sources WHERE id = $1) s) AS source,
-       (SELECT coalesce(json_agg(r ORDER BY r.id), '[]') FROM (
-          SELECT ${REFUND_COLUMNS.join(', ')} FROM refunds WHERE charge_id = $2) r) AS refunds`,
-    [charge.source_id, charge.id],
-  )
+  const res = await db.query<{ source: SourceRow; refunds: RefundRow[] }>(DETAILS_OF, [charge.source_id, charge.id])
   const found = res.rows[0]
   if (!found?.source) throw new Error(`the source ${charge.source_id} of ${charge.id} is not stored`)
   return {

@@ -104,28 +104,33 @@ const JSON_COLUMNS = new Set<string>(['action', 'failure_data', 'metadata'])
 const param = (column: string, value: unknown) =>
   JSON_COLUMNS.has(column) && value !== null ? JSON.stringify(value) : value
 
+const CHARGE_BY_ID = `SELECT ${SELECT} FROM charges WHERE id = $1 AND account_id = $2 AND livemode = $3`
+const CHARGE_BY_ID_LOCKED = `${CHARGE_BY_ID} FOR UPDATE`
+
 /** With `lock`, the row stays locked until the transaction ends. */
 export async function getCharge(db: Queryable, scope: Scope, id: string, lock = false): Promise<ChargeRow | undefined> {
-  const res = await db.query<ChargeRow>(
-    `SELECT ${SELECT} FROM charges WHERE id = $1 AND account_id = $2 AND livemode = $3${lock ? ' FOR UPDATE' : ''}`,
-    [id, scope.accountId, scope.livemode],
-  )
+  const res = await db.query<ChargeRow>(lock ? CHARGE_BY_ID_LOCKED : CHARGE_BY_ID, [
+    id,
+    scope.accountId,
+    scope.livemode,
+  ])
   return res.rows[0]
 }
+
+const ANY_CHARGE_BY_ID = `SELECT ${SELECT} FROM charges WHERE id = $1`
 
 /** For the hosted page, which the payer reaches with a token, not a key, and for the recovery sweep. */
 export async function getChargeById(db: Queryable, id: string): Promise<ChargeRow | undefined> {
-  const res = await db.query<ChargeRow>(`SELECT ${SELECT} FROM charges WHERE id = $1`, [id])
+  const res = await db.query<ChargeRow>(ANY_CHARGE_BY_ID, [id])
   return res.rows[0]
 }
 
+const CHARGE_BY_KEY = `SELECT ${SELECT} FROM charges WHERE account_id = $1 AND livemode = $2 AND idempotency_key = $3
+   AND created_at > account_now($1, $2) - interval '24 hours' ORDER BY id DESC LIMIT 1`
+
 /** The charge a create request with this Idempotency-Key made, if its first attempt got that far. */
 export async function getChargeByKey(db: Queryable, scope: Scope, key: string): Promise<ChargeRow | undefined> {
-  const res = await db.query<ChargeRow>(
-    `SELECT ${SELECT} FROM charges WHERE account_id = $1 AND livemode = $2 AND idempotency_key = $3
-     AND created_at > account_now($1, $2) - interval '24 hours' ORDER BY id DESC LIMIT 1`,
-    [scope.accountId, scope.livemode, key],
-  )
+  const res = await db.query<ChargeRow>(CHARGE_BY_KEY, [scope.accountId, scope.livemode, key])
   return res.rows[0]
 }
 
@@ -232,6 +237,12 @@ export async function patchHeldCharge(
   return res.rows[0]
 }
 
+const CLAIM_INTERRUPTED = `UPDATE charges SET processing_since = now() WHERE id IN (
+     SELECT id FROM charges WHERE processing IS NOT NULL
+       AND processing_since < now() - $1 * interval '1 millisecond'
+     ORDER BY processing_since LIMIT $2 FOR UPDATE SKIP LOCKED)
+   RETURNING ${SELECT}`
+
 /**
  * Claims charges whose operation has been under way longer than `graceMs` by the real time (its
  * process died), one sweeper each: the claim begins the operation again, so others pass them by
@@ -239,16 +250,16 @@ export async function patchHeldCharge(
  * process still at work, whose operation would then be run twice.
  */
 export async function claimInterrupted(db: Queryable, graceMs: number, limit = 20): Promise<ChargeRow[]> {
-  const res = await db.query<ChargeRow>(
-    `UPDATE charges SET processing_since = now() WHERE id IN (
-       SELECT id FROM charges WHERE processing IS NOT NULL
-         AND processing_since < now() - $1 * interval '1 millisecond'
-       ORDER BY processing_since LIMIT $2 FOR UPDATE SKIP LOCKED)
-     RETURNING ${SELECT}`,
-    [graceMs, limit],
-  )
+  const res = await db.query<ChargeRow>(CLAIM_INTERRUPTED, [graceMs, limit])
   return res.rows
 }
+
+const CLAIM_ABANDONED = `UPDATE charges SET processing = 'authorize', processing_since = now() WHERE id IN (
+     SELECT id FROM charges
+     WHERE action IS NOT NULL AND status = 'pending' AND processing IS NULL
+       AND updated_at < account_now(account_id, livemode) - $1 * interval '1 millisecond'
+     ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+   RETURNING ${SELECT}`
 
 /**
  * Claims charges a payer has left waiting longer than `timeoutMs` by their account's time
@@ -256,15 +267,7 @@ export async function claimInterrupted(db: Queryable, graceMs: number, limit = 2
  * both go through. A claim whose process dies is let go by the recovery sweep.
  */
 export async function claimAbandoned(db: Queryable, timeoutMs: number, limit = 20): Promise<ChargeRow[]> {
-  const res = await db.query<ChargeRow>(
-    `UPDATE charges SET processing = 'authorize', processing_since = now() WHERE id IN (
-       SELECT id FROM charges
-       WHERE action IS NOT NULL AND status = 'pending' AND processing IS NULL
-         AND updated_at < account_now(account_id, livemode) - $1 * interval '1 millisecond'
-       ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-     RETURNING ${SELECT}`,
-    [timeoutMs, limit],
-  )
+  const res = await db.query<ChargeRow>(CLAIM_ABANDONED, [timeoutMs, limit])
   return res.rows
 }
 

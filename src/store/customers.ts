@@ -46,19 +46,22 @@ function unjoinEach(rows: Record<string, unknown>[], count: number): (CustomerWi
   return groups.map(unjoin)
 }
 
+const CUSTOMERS_WITH_SOURCES = `SELECT r.n, ${JOINED}
+   FROM unnest($1::text[], $2::text[], $3::boolean[]) WITH ORDINALITY AS r (id, account_id, livemode, n)
+   JOIN customers c ON c.id = r.id AND c.account_id = r.account_id AND c.livemode = r.livemode
+   ${SOURCES_OF_C}
+   ORDER BY r.n, s.id`
+
 /**
  * A customer and the sources attached to them, in one statement; concurrent calls share it
  * (store/batch.ts), each call a row of its arrays.
  */
 const customersWithSources = sharedStatement(async (db, items: { scope: Scope; id: string }[]) => {
-  const res = await db.query<Record<string, unknown>>(
-    `SELECT r.n, ${JOINED}
-     FROM unnest($1::text[], $2::text[], $3::boolean[]) WITH ORDINALITY AS r (id, account_id, livemode, n)
-     JOIN customers c ON c.id = r.id AND c.account_id = r.account_id AND c.livemode = r.livemode
-     ${SOURCES_OF_C}
-     ORDER BY r.n, s.id`,
-    [items.map((i) => i.id), items.map((i) => i.scope.accountId), items.map((i) => i.scope.livemode)],
-  )
+  const res = await db.query<Record<string, unknown>>(CUSTOMERS_WITH_SOURCES, [
+    items.map((i) => i.id),
+    items.map((i) => i.scope.accountId),
+    items.map((i) => i.scope.livemode),
+  ])
   return unjoinEach(res.rows, items.length)
 })
 
@@ -70,32 +73,30 @@ export function getCustomerWithSources(
   return customersWithSources(db, { scope, id })
 }
 
+const INSERT_CUSTOMER = `INSERT INTO customers (id, account_id, livemode, email, description, mobile_number, metadata)
+   VALUES ($1, $2, $3, $4, $5, $6, $7::json) RETURNING ${COLUMNS}`
+
 export async function insertCustomer(
   db: Queryable,
   scope: Scope,
   c: { id: string; email: string; description: string; mobile_number?: string | undefined; metadata: object },
 ): Promise<CustomerRow> {
-  const res = await db.query<CustomerRow>(
-    `INSERT INTO customers (id, account_id, livemode, email, description, mobile_number, metadata)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::json) RETURNING ${COLUMNS}`,
-    [
-      c.id,
-      scope.accountId,
-      scope.livemode,
-      c.email,
-      c.description,
-      c.mobile_number ?? null,
-      JSON.stringify(c.metadata),
-    ],
-  )
+  const res = await db.query<CustomerRow>(INSERT_CUSTOMER, [
+    c.id,
+    scope.accountId,
+    scope.livemode,
+    c.email,
+    c.description,
+    c.mobile_number ?? null,
+    JSON.stringify(c.metadata),
+  ])
   return res.rows[0] as CustomerRow
 }
 
+const CUSTOMER_BY_ID = `SELECT ${COLUMNS} FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3`
+
 export async function getCustomer(db: Queryable, scope: Scope, id: string): Promise<CustomerRow | undefined> {
-  const res = await db.query<CustomerRow>(
-    `SELECT ${COLUMNS} FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3`,
-    [id, scope.accountId, scope.livemode],
-  )
+  const res = await db.query<CustomerRow>(CUSTOMER_BY_ID, [id, scope.accountId, scope.livemode])
   return res.rows[0]
 }
 
@@ -112,12 +113,11 @@ export async function lockCustomer(db: Queryable, scope: Scope, id: string): Pro
   return res.rows.length > 0
 }
 
+const CUSTOMER_BY_EMAIL = `SELECT ${COLUMNS} FROM customers WHERE account_id = $1 AND livemode = $2 AND lower(email) = lower($3)
+   ORDER BY id DESC LIMIT 1`
+
 export async function customerByEmail(db: Queryable, scope: Scope, email: string): Promise<CustomerRow | undefined> {
-  const res = await db.query<CustomerRow>(
-    `SELECT ${COLUMNS} FROM customers WHERE account_id = $1 AND livemode = $2 AND lower(email) = lower($3)
-     ORDER BY id DESC LIMIT 1`,
-    [scope.accountId, scope.livemode, email],
-  )
+  const res = await db.query<CustomerRow>(CUSTOMER_BY_EMAIL, [scope.accountId, scope.livemode, email])
   return res.rows[0]
 }
 
@@ -137,32 +137,31 @@ interface CustomerUpdate {
   patch: CustomerPatch
 }
 
+const UPDATE_CUSTOMERS = `WITH v AS (
+     SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[], $6::text[])
+       WITH ORDINALITY AS v (id, account_id, livemode, mobile_number, description, metadata, n)
+   ), c AS (
+     UPDATE customers c SET
+       mobile_number = COALESCE(v.mobile_number, c.mobile_number),
+       description = COALESCE(v.description, c.description),
+       metadata = COALESCE(v.metadata::json, c.metadata),
+       updated_at = now()
+     FROM v WHERE c.id = v.id AND c.account_id = v.account_id AND c.livemode = v.livemode
+     RETURNING v.n, ${selectPrefixed('c', NAMES, '')}
+   )
+   SELECT c.n, ${JOINED} FROM c ${SOURCES_OF_C} ORDER BY c.n, s.id`
+
 /** Updates of customers in one statement, never two of one customer (store/batch.ts). */
 const updateCustomers = sharedStatement(
   async (db, items: CustomerUpdate[]) => {
-    const res = await db.query<Record<string, unknown>>(
-      `WITH v AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[], $6::text[])
-           WITH ORDINALITY AS v (id, account_id, livemode, mobile_number, description, metadata, n)
-       ), c AS (
-         UPDATE customers c SET
-           mobile_number = COALESCE(v.mobile_number, c.mobile_number),
-           description = COALESCE(v.description, c.description),
-           metadata = COALESCE(v.metadata::json, c.metadata),
-           updated_at = now()
-         FROM v WHERE c.id = v.id AND c.account_id = v.account_id AND c.livemode = v.livemode
-         RETURNING v.n, ${selectPrefixed('c', NAMES, '')}
-       )
-       SELECT c.n, ${JOINED} FROM c ${SOURCES_OF_C} ORDER BY c.n, s.id`,
-      [
-        items.map((i) => i.id),
-        items.map((i) => i.scope.accountId),
-        items.map((i) => i.scope.livemode),
-        items.map((i) => i.patch.mobile_number ?? null),
-        items.map((i) => i.patch.description ?? null),
-        items.map((i) => (i.patch.metadata === undefined ? null : JSON.stringify(i.patch.metadata))),
-      ],
-    )
+    const res = await db.query<Record<string, unknown>>(UPDATE_CUSTOMERS, [
+      items.map((i) => i.id),
+      items.map((i) => i.scope.accountId),
+      items.map((i) => i.scope.livemode),
+      items.map((i) => i.patch.mobile_number ?? null),
+      items.map((i) => i.patch.description ?? null),
+      items.map((i) => (i.patch.metadata === undefined ? null : JSON.stringify(i.patch.metadata))),
+    ])
     return unjoinEach(res.rows, items.length)
   },
   { key: (i) => i.id },

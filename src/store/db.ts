@@ -146,7 +146,9 @@ export async function openPostgres(opts: PostgresOptions): Promise<Db> {
   // each kind of shared statement has one in flight at a time (store/batch.ts)
   const sharedPool = openPool(SHARED_CONNECTIONS, ['-c enable_seqscan=off'])
   // Every statement is named by its text, so each connection parses and plans it once and then
-  // only binds values. The texts are the store's own, so their number is bounded.
+  // only binds values. The texts are the store's own, so their number is bounded. They are made
+  // once, as module constants: a text built anew for each call would be hashed and compared whole,
+  // on every call, in this lookup and in the driver's.
   const names = new Map<string, string>()
   let named = 0
   const nameOf = (sql: string) => {

@@ -64,14 +64,14 @@ export async function insertDelivery(
   )
 }
 
+const ANY_DELIVERY_BY_ID = `SELECT ${COLUMNS} FROM deliveries WHERE id = $1`
+const DELIVERY_BY_ID = `${ANY_DELIVERY_BY_ID} AND account_id = $2 AND livemode = $3`
+
 /** One delivery; without a scope (the operator's command line) any account's. */
 export async function getDelivery(db: Queryable, id: string, scope?: Scope): Promise<DeliveryRow | undefined> {
   const res = scope
-    ? await db.query<DeliveryRow>(
-        `SELECT ${COLUMNS} FROM deliveries WHERE id = $1 AND account_id = $2 AND livemode = $3`,
-        [id, scope.accountId, scope.livemode],
-      )
-    : await db.query<DeliveryRow>(`SELECT ${COLUMNS} FROM deliveries WHERE id = $1`, [id])
+    ? await db.query<DeliveryRow>(DELIVERY_BY_ID, [id, scope.accountId, scope.livemode])
+    : await db.query<DeliveryRow>(ANY_DELIVERY_BY_ID, [id])
   return res.rows[0]
 }
 
@@ -89,12 +89,11 @@ export function listDeliveries(
   return listPage<DeliveryRow>(db, 'deliveries', COLUMNS, scope, page, filter)
 }
 
+const ATTEMPTS_OF = `SELECT ${ATTEMPT_COLUMNS} FROM delivery_attempts WHERE delivery_id = ANY($1::text[]) ORDER BY delivery_id, number`
+
 export async function attemptsOf(db: Queryable, deliveryIds: string[]): Promise<AttemptRow[]> {
   if (deliveryIds.length === 0) return []
-  const res = await db.query<AttemptRow>(
-    `SELECT ${ATTEMPT_COLUMNS} FROM delivery_attempts WHERE delivery_id = ANY($1::text[]) ORDER BY delivery_id, number`,
-    [deliveryIds],
-  )
+  const res = await db.query<AttemptRow>(ATTEMPTS_OF, [deliveryIds])
   return res.rows
 }
 

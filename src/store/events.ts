@@ -13,24 +13,29 @@ export interface EventRow {
 
 const COLUMNS = 'id, livemode, type, charge_id, data, created_at'
 
+const INSERT_EVENT = `INSERT INTO events (id, account_id, livemode, type, charge_id, data) VALUES ($1, $2, $3, $4, $5, $6::json)
+   RETURNING ${COLUMNS}`
+
 export async function insertEvent(
   db: Queryable,
   scope: Scope,
   e: { id: string; type: string; chargeId: string | null; data: object },
 ): Promise<EventRow> {
-  const res = await db.query<EventRow>(
-    `INSERT INTO events (id, account_id, livemode, type, charge_id, data) VALUES ($1, $2, $3, $4, $5, $6::json)
-     RETURNING ${COLUMNS}`,
-    [e.id, scope.accountId, scope.livemode, e.type, e.chargeId, JSON.stringify(e.data)],
-  )
+  const res = await db.query<EventRow>(INSERT_EVENT, [
+    e.id,
+    scope.accountId,
+    scope.livemode,
+    e.type,
+    e.chargeId,
+    JSON.stringify(e.data),
+  ])
   return res.rows[0] as EventRow
 }
 
+const EVENT_BY_ID = `SELECT ${COLUMNS} FROM events WHERE id = $1 AND account_id = $2 AND livemode = $3`
+
 export async function getEvent(db: Queryable, scope: Scope, id: string): Promise<EventRow | undefined> {
-  const res = await db.query<EventRow>(
-    `SELECT ${COLUMNS} FROM events WHERE id = $1 AND account_id = $2 AND livemode = $3`,
-    [id, scope.accountId, scope.livemode],
-  )
+  const res = await db.query<EventRow>(EVENT_BY_ID, [id, scope.accountId, scope.livemode])
   return res.rows[0]
 }
 
@@ -45,6 +50,9 @@ export function listEvents(
   return listPage<EventRow>(db, 'events', COLUMNS, scope, page, filter)
 }
 
+const EVENTS_AFTER = `SELECT ${COLUMNS} FROM events WHERE account_id = $1 AND livemode = $2 AND ($3::text IS NULL OR id > $3)
+   ORDER BY id LIMIT $4`
+
 /**
  * Up to `limit` events of a scope whose ids come after `afterId` (all of them when null), oldest
  * first: what an event stream sends next.
@@ -55,11 +63,7 @@ export async function eventsAfter(
   afterId: string | null,
   limit: number,
 ): Promise<EventRow[]> {
-  const res = await db.query<EventRow>(
-    `SELECT ${COLUMNS} FROM events WHERE account_id = $1 AND livemode = $2 AND ($3::text IS NULL OR id > $3)
-     ORDER BY id LIMIT $4`,
-    [scope.accountId, scope.livemode, afterId, limit],
-  )
+  const res = await db.query<EventRow>(EVENTS_AFTER, [scope.accountId, scope.livemode, afterId, limit])
   return res.rows
 }
 

@@ -11,6 +11,9 @@ export type Claim =
 export const DEFAULT_LEASE_SECONDS = 60
 const TTL_HOURS = 24
 
+const DELETE_EXPIRED_KEY = `DELETE FROM idempotency_keys WHERE account_id = $1 AND livemode = $2 AND key = $3
+  AND created_at < account_now($1, $2) - interval '${TTL_HOURS} hours'`
+
 /**
  * Claims a key for one request. The insert is the lock: of concurrent requests with one key,
  * one inserts the row and runs; the others see it and are told to wait or get the stored answer.
@@ -24,11 +27,7 @@ export async function claimKey(
 ): Promise<Claim> {
   const p = [scope.accountId, scope.livemode, key]
   // an expired record is gone, as if it had never been
-  await db.query(
-    `DELETE FROM idempotency_keys WHERE account_id = $1 AND livemode = $2 AND key = $3
-     AND created_at < account_now($1, $2) - interval '${TTL_HOURS} hours'`,
-    p,
-  )
+  await db.query(DELETE_EXPIRED_KEY, p)
   const inserted = await db.query(
     `INSERT INTO idempotency_keys (account_id, livemode, key, request_hash, locked_until)
      VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second')

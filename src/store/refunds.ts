@@ -25,6 +25,9 @@ export const REFUND_COLUMNS = [
 
 const SELECT = REFUND_COLUMNS.join(', ')
 
+const INSERT_REFUND = `INSERT INTO refunds (id, charge_id, amount, currency, reason, status, idempotency_key)
+   VALUES ($1, $2, $3, $4, $5, 'pending', $6) RETURNING ${SELECT}`
+
 export async function insertRefund(
   db: Queryable,
   r: {
@@ -36,22 +39,24 @@ export async function insertRefund(
     idempotency_key: string | null
   },
 ): Promise<RefundRow> {
-  const res = await db.query<RefundRow>(
-    `INSERT INTO refunds (id, charge_id, amount, currency, reason, status, idempotency_key)
-     VALUES ($1, $2, $3, $4, $5, 'pending', $6) RETURNING ${SELECT}`,
-    [r.id, r.charge_id, r.amount, r.currency, r.reason, r.idempotency_key],
-  )
+  const res = await db.query<RefundRow>(INSERT_REFUND, [
+    r.id,
+    r.charge_id,
+    r.amount,
+    r.currency,
+    r.reason,
+    r.idempotency_key,
+  ])
   return res.rows[0] as RefundRow
 }
 
+const REFUND_BY_KEY = `SELECT ${SELECT} FROM refunds WHERE charge_id = $1 AND idempotency_key = $2
+     AND created_at > (SELECT account_now(account_id, livemode) FROM charges WHERE id = $1) - interval '24 hours'
+   ORDER BY id DESC LIMIT 1`
+
 /** The refund a request with this Idempotency-Key recorded, if its first attempt got that far. */
 export async function getRefundByKey(db: Queryable, chargeId: string, key: string): Promise<RefundRow | undefined> {
-  const res = await db.query<RefundRow>(
-    `SELECT ${SELECT} FROM refunds WHERE charge_id = $1 AND idempotency_key = $2
-       AND created_at > (SELECT account_now(account_id, livemode) FROM charges WHERE id = $1) - interval '24 hours'
-     ORDER BY id DESC LIMIT 1`,
-    [chargeId, key],
-  )
+  const res = await db.query<RefundRow>(REFUND_BY_KEY, [chargeId, key])
   return res.rows[0]
 }
 
@@ -75,16 +80,15 @@ export async function setRefundStatus(
   return row === undefined ? undefined : { confirmed: Number(row.confirmed) }
 }
 
+const CLAIM_PENDING_REFUNDS = `UPDATE refunds SET updated_at = now() WHERE id IN (
+     SELECT id FROM refunds
+     WHERE status = 'pending' AND updated_at < (SELECT account_now(c.account_id, c.livemode) FROM charges c
+       WHERE c.id = refunds.charge_id) - $1 * interval '1 millisecond'
+     ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+   RETURNING ${SELECT}`
+
 /** Claims refunds pending longer than `graceMs`, one sweeper each. */
 export async function claimPendingRefunds(db: Queryable, graceMs: number, limit = 20): Promise<RefundRow[]> {
-  const res = await db.query<RefundRow>(
-    `UPDATE refunds SET updated_at = now() WHERE id IN (
-       SELECT id FROM refunds
-       WHERE status = 'pending' AND updated_at < (SELECT account_now(c.account_id, c.livemode) FROM charges c
-         WHERE c.id = refunds.charge_id) - $1 * interval '1 millisecond'
-       ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-     RETURNING ${SELECT}`,
-    [graceMs, limit],
-  )
+  const res = await db.query<RefundRow>(CLAIM_PENDING_REFUNDS, [graceMs, limit])
   return res.rows
 }

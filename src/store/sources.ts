@@ -111,20 +111,18 @@ export function insertSource(db: Queryable, scope: Scope, source: NewSource): Pr
   return insertSources(db, { scope, source })
 }
 
+const SOURCE_BY_ID = `SELECT ${SELECT} FROM sources WHERE id = $1 AND account_id = $2 AND livemode = $3`
+
 export async function getSource(db: Queryable, scope: Scope, id: string): Promise<SourceRow | undefined> {
-  const res = await db.query<SourceRow>(
-    `SELECT ${SELECT} FROM sources WHERE id = $1 AND account_id = $2 AND livemode = $3`,
-    [id, scope.accountId, scope.livemode],
-  )
+  const res = await db.query<SourceRow>(SOURCE_BY_ID, [id, scope.accountId, scope.livemode])
   return res.rows[0]
 }
 
+const SOURCE_BY_KEY = `SELECT ${SELECT} FROM sources WHERE account_id = $1 AND livemode = $2 AND idempotency_key = $3
+   AND created_at > account_now($1, $2) - interval '24 hours' ORDER BY id DESC LIMIT 1`
+
 export async function getSourceByKey(db: Queryable, scope: Scope, key: string): Promise<SourceRow | undefined> {
-  const res = await db.query<SourceRow>(
-    `SELECT ${SELECT} FROM sources WHERE account_id = $1 AND livemode = $2 AND idempotency_key = $3
-     AND created_at > account_now($1, $2) - interval '24 hours' ORDER BY id DESC LIMIT 1`,
-    [scope.accountId, scope.livemode, key],
-  )
+  const res = await db.query<SourceRow>(SOURCE_BY_KEY, [scope.accountId, scope.livemode, key])
   return res.rows[0]
 }
 
