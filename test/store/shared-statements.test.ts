@@ -75,6 +75,27 @@ describe('requests that share a statement', () => {
     expect(new Set(events.body.data.map((e: Json) => e.data.object?.id ?? e.data.id)).size).toBe(20)
   })
 
+  it('keeps JSON values whole in a shared statement: quotes, backslashes, line breaks, other scripts', async () => {
+    const values = ['say "hi"', 'C:\\path\\to', 'two\nlines\ttab', 'null', '{"a":[1]}', 'Zoë 日本 🐦', '\\"', '\u2028']
+    const sources = await all(values.length, (i) => sk.post('/v2/sources/', cardSource({ name: `Payer ${i}` })))
+    const charged = await all(values.length, (i) =>
+      sk.post('/v2/charges/', {
+        amount: 100 + i,
+        currency: 'usd',
+        source: sources[i]?.body.id,
+        metadata: { note: values[i] as string, [`k"${i}\\`]: i },
+      }),
+    )
+    for (const [i, r] of charged.entries()) {
+      expect(r.status, JSON.stringify(r.body)).toBe(201)
+      expect(r.body.metadata).toEqual({ note: values[i], [`k"${i}\\`]: i })
+      expect((await sk.get(`/v2/charges/${r.body.id}`)).body.metadata).toEqual(r.body.metadata)
+    }
+    const events = await sk.get(`/v2/events/?limit=${values.length}`)
+    const notes = events.body.data.map((e: Json) => e.data.object?.metadata?.note ?? e.data.metadata?.note)
+    expect(notes.sort()).toEqual([...values].sort())
+  })
+
   it('takes a single-use source named by two charges at once for one of them only', async () => {
     const sources = await all(10, () => sk.post('/v2/sources/', cardSource()))
     const ids = sources.map((s) => s.body.id as string)
