@@ -81,6 +81,29 @@ function pathParts(data: unknown, pointer: string): (string | number)[] {
   return parts
 }
 
+const DECIMAL = /^-?\d+(\.\d+)?$/
+
+/**
+ * Numbers Ajv read from text that are not written in decimal digits. Ajv converts any text that
+ * JavaScript reads as the number (`0x10`, `1e1`, ` 16`), but a query's number is written one way.
+ * `text` is the object as it came, before Ajv converted its values in place.
+ */
+function undecimal(text: Record<string, unknown>, data: unknown): ErrorObject[] {
+  const converted = data as Record<string, unknown>
+  return (
+    Object.entries(text)
+      // a number past JSON's range is unstorable's to name
+      .filter(([k, v]) => typeof v === 'string' && Number.isFinite(converted[k]) && !DECIMAL.test(v))
+      .map(([k]) => ({
+        instancePath: `/${pointerPart(k)}`,
+        schemaPath: '#',
+        keyword: 'type',
+        params: {},
+        message: Number.isInteger(converted[k]) ? 'must be an integer in decimal digits' : 'must be a decimal number',
+      }))
+  )
+}
+
 /**
  * Bodies are JSON and keep their types; query strings, params and headers are text to convert.
  * A schema is compiled at its first request, as serializers are (serialization.ts), and once per
@@ -88,10 +111,12 @@ function pathParts(data: unknown, pointer: string): (string | number)[] {
  */
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   let validate: ValidateFunction | undefined
+  const isText = httpPart !== 'body'
   const checked = (data: unknown): boolean => {
-    validate ??= (httpPart === 'body' ? bodyAjv : textAjv).compile(schema)
+    validate ??= (isText ? textAjv : bodyAjv).compile(schema)
+    const text = isText && typeof data === 'object' && data !== null ? { ...data } : undefined
     const valid = validate(data) as boolean
-    const problems = unstorable(data)
+    const problems = text ? [...unstorable(data), ...undecimal(text, data)] : unstorable(data)
     const errors = problems.length > 0 ? [...(validate.errors ?? []), ...problems] : validate.errors
     for (const e of errors ?? []) (e as Located).parts = pathParts(data, e.instancePath)
     checked.errors = errors

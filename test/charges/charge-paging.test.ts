@@ -248,10 +248,22 @@ describe('paging through charges', () => {
     expect(list.body.data.map((c: Json) => c.id)).toEqual([theirs.body.id])
   })
 
-  it.each(['0', '101', '-1', '2.5', 'ten'])('limit=%s is 422', async (limit) => {
-    const res = await t.sk.get(`/v2/charges/?limit=${limit}`)
-    expect(res.status).toBe(422)
-    expect(res.body.error.param).toBe('limit')
+  it.each(['0', '101', '-1', '2.5', 'ten', '0x10', '1e1', '%2016', '16%20', '+16'])(
+    'limit=%s is 422',
+    async (limit) => {
+      const res = await t.sk.get(`/v2/charges/?limit=${limit}`)
+      expect(res.status).toBe(422)
+      expect(res.body.error.param).toBe('limit')
+      expect(res.body.error.detail).toHaveLength(1)
+    },
+  )
+
+  it('a limit that reads as a number in another notation is refused by name', async () => {
+    const res = await t.sk.get('/v2/charges/?limit=0x10')
+    expect(res.body.error).toMatchObject({
+      code: 'parameter_invalid',
+      detail: [{ loc: ['query', 'limit'], msg: 'limit must be an integer in decimal digits', type: 'type' }],
+    })
   })
 
   it('an unknown query parameter is 422', async () => {
