@@ -1,0 +1,95 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createClient, JackdawConnectionError } from '../../src/client/index.js'
+import { type ListeningApp, listeningApp } from '../helpers/listening.js'
+
+/**
+ * The typed client's retries: 429 after its Retry-After, 503 and dropped connections up to
+ * maxRetries, and a POST whose answer was lost sent again with its idempotency key, which the
+ * service answers without acting twice.
+ */
+
+let t: ListeningApp
+beforeAll(async () => {
+  t = await listeningApp()
+})
+afterAll(() => t.close())
+
+describe('retries', () => {
+  /** A server whose n-th request (from 1) is answered by `answer`; it records each Idempotency-Key. */
+  async function flaky(answer: (n: number, req: http.IncomingMessage, res: http.ServerResponse) => void) {
+    const keys: (string | undefined)[] = []
+    const at: number[] = []
+    const server = http.createServer((req, res) => {
+      keys.push(req.headers['idempotency-key'] as string | undefined)
+      at.push(Date.now())
+      answer(keys.length, req, res)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    return {
+      keys,
+      at,
+      client: createClient({ apiKey: 'sk_test_x', baseUrl: url, maxRetries: 2 }),
+      close: () => new Promise<void>((r) => server.close(() => r())),
+    }
+  }
+  const ok = (res: http.ServerResponse) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"account","id":"acct_1"}')
+
+  it('waits as Retry-After says on 429, then succeeds, with the same idempotency key', async () => {
+    const s = await flaky((n, _req, res) =>
+      n === 1 ? res.writeHead(429, { 'retry-after': '1' }).end('{"error":{}}') : ok(res),
+    )
+    const me = await s.client.me.rollWebhookSecret()
+    expect(me).toMatchObject({ id: 'acct_1' })
+    expect(s.keys).toHaveLength(2)
+    expect(s.keys[1]).toBe(s.keys[0])
+    expect((s.at[1] as number) - (s.at[0] as number)).toBeGreaterThanOrEqual(950)
+    await s.close()
+  })
+
+  it('retries 503 and a dropped connection, and gives up after maxRetries with the last answer', async () => {
+    const dropped = await flaky((n, req, res) =>
+      n === 1 ? req.socket.destroy() : n === 2 ? res.writeHead(503).end() : ok(res),
+    )
+    expect(await dropped.client.me.retrieve()).toMatchObject({ id: 'acct_1' })
+    expect(dropped.keys).toHaveLength(3)
+    await dropped.close()
+
+    const down = await flaky((_n, _req, res) =>
+      res
+        .writeHead(503, { 'content-type': 'application/json' })
+        .end('{"error":{"type":"api_error","code":"service_unavailable","message":"down"}}'),
+    )
+    await expect(down.client.me.retrieve()).rejects.toMatchObject({ status: 503, code: 'service_unavailable' })
+    expect(down.keys).toHaveLength(3)
+    await down.close()
+
+    const nobody = createClient({ apiKey: 'sk_test_x', baseUrl: 'http://127.0.0.1:9', maxRetries: 1 })
+    await expect(nobody.me.retrieve()).rejects.toBeInstanceOf(JackdawConnectionError)
+    // the message names the address tried
+    await expect(nobody.me.retrieve()).rejects.toThrow(/^GET http:\/\/127\.0\.0\.1:9\/v2\/me: no answer/)
+  })
+
+  it('a POST whose answer was lost is retried with its key, and the service creates one customer', async () => {
+    let first = true
+    const lossy = createClient({
+      apiKey: t.account.sk_test_key,
+      baseUrl: t.url,
+      fetch: async (input, init) => {
+        const res = await fetch(input, init)
+        if (first && init?.method === 'POST') {
+          first = false
+          throw new TypeError('fetch failed: the answer was lost')
+        }
+        return res
+      },
+    })
+    const email = `lost.${Date.now()}@example.com`
+    const cus = await lossy.customers.create({ email, description: 'Lost answer' })
+    const all = await createClient({ apiKey: t.account.sk_test_key, baseUrl: t.url }).customers.list({ limit: 100 })
+    expect(all.data.filter((c) => c.email === email).map((c) => c.id)).toEqual([cus.id])
+  })
+})
