@@ -2,7 +2,7 @@ import type { Vault } from '../crypto/vault.js'
 import { newId } from '../domain/ids.js'
 import { hashApiKey, type KeyKind, keyHint, newApiKey, newWebhookSecret, parseApiKey } from '../domain/keys.js'
 import { DETERMINISTIC_CLOCK_START } from '../domain/time.js'
-import { AppError, notFound } from '../errors.js'
+import { AppError, invalidParams, notFound } from '../errors.js'
 import * as accounts from '../store/accounts.js'
 import type { Db } from '../store/db.js'
 import type { Scope } from '../store/scope.js'
@@ -86,11 +86,13 @@ export function accountService(deps: { db: Db; vault: Vault }) {
       ),
     )
     if (!made) {
-      throw new AppError(
-        'parameter_invalid',
-        'Another account has this seed: a seed makes the same ids in every account, and an id names one object; pick another seed (or run the replay on a service of its own)',
-        { param: 'seed' },
-      )
+      throw invalidParams([
+        {
+          code: 'parameter_invalid',
+          param: 'seed',
+          msg: 'Another account has this seed: a seed makes the same ids in every account, and an id names one object; pick another seed (or run the replay on a service of its own)',
+        },
+      ])
     }
     return { id, name, ...keys, webhook_secret_test: secrets.test, webhook_secret_live: secrets.live }
   }

@@ -1,5 +1,5 @@
 import { MAX_CLOCK_OFFSET_SECONDS } from '../domain/time.js'
-import { AppError } from '../errors.js'
+import { AppError, invalidParams } from '../errors.js'
 import type { Db } from '../store/db.js'
 import type { Scope } from '../store/scope.js'
 import { advanceTestClock, type ClockReading, testClock, testClockAdvances } from '../store/test-clocks.js'
@@ -39,11 +39,13 @@ export function testClockService(deps: { db: Db; onAdvanced?: (() => void) | und
       const reading = await advanceTestClock(db, scope.accountId, seconds, MAX_CLOCK_OFFSET_SECONDS)
       const clock = clockOf(reading)
       if (reading?.moved === false) {
-        throw new AppError(
-          'parameter_invalid',
-          `The test clock runs at most ${MAX_CLOCK_OFFSET_SECONDS} seconds (100 years) ahead; it is ${clock.offset_seconds} seconds ahead now`,
-          { param: 'seconds' },
-        )
+        throw invalidParams([
+          {
+            code: 'parameter_invalid',
+            param: 'seconds',
+            msg: `The test clock runs at most ${MAX_CLOCK_OFFSET_SECONDS} seconds (100 years) ahead; it is ${clock.offset_seconds} seconds ahead now`,
+          },
+        ])
       }
       deps.onAdvanced?.()
       return clock

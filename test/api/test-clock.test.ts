@@ -73,6 +73,9 @@ describe('the test clock', () => {
     expect(refused[0]?.status).toBe(422)
     expect(refused[0]?.body.error).toMatchObject({ code: 'parameter_invalid', param: 'seconds' })
     expect(refused[0]?.body.error.message).toContain('at most 3153600000 seconds (100 years) ahead')
+    expect(refused[0]?.body.error.detail).toEqual([
+      { loc: ['body', 'seconds'], msg: refused[0]?.body.error.message, type: 'value_error' },
+    ])
     const refusedAgain = await shop.post('/v2/test/clock/advance', { seconds: 1 })
     expect(refusedAgain.status).toBe(422)
     expect(refusedAgain.body.error.message).toContain('it is 3153600000 seconds ahead now')

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { AppError } from '../../errors.js'
+import { AppError, invalidParams } from '../../errors.js'
 import { DeletedAccount, NewAccount, NewAccountKeys } from '../../schemas/account.js'
 import { IdParams, NoBody, withErrors } from '../../schemas/common.js'
 import type { Services } from '../../services/index.js'
@@ -61,12 +61,16 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: Services; admi
     async (req, reply) => {
       const { name, deterministic, seed } = req.body
       if (deterministic && seed === undefined) {
-        throw new AppError('parameter_missing', 'A deterministic account needs a seed', { param: 'seed' })
+        throw invalidParams([{ code: 'parameter_missing', param: 'seed', msg: 'A deterministic account needs a seed' }])
       }
       if (!deterministic && seed !== undefined) {
-        throw new AppError('parameter_invalid', 'A seed is for a deterministic account: send deterministic: true', {
-          param: 'seed',
-        })
+        throw invalidParams([
+          {
+            code: 'parameter_invalid',
+            param: 'seed',
+            msg: 'A seed is for a deterministic account: send deterministic: true',
+          },
+        ])
       }
       const created = await services.accounts.create(
         name,
