@@ -66,12 +66,13 @@ export interface ValidationDetail {
 }
 
 /**
- * A run of 12 to 19 digits, alone or split by single separators (a space, a tab, a dash, a plus,
- * or any character as a URL encodes it): what a card number looks like. A value echoed into a
- * message (an id that names nothing, a path) may be a card number sent in the wrong field, as
- * it is or next to other text (`x4111…`, `ch_4111…`, `4111…@example.com`).
+ * A run of 12 to 19 digits, alone or split by up to three separators at a time (white space, a
+ * dash of any kind, the punctuation a person puts between groups, or any character as a URL
+ * encodes it): what a card number looks like. A value echoed into a message (an id that names
+ * nothing, a path) may be a card number sent in the wrong field, as it is or next to other text
+ * (`x4111…`, `ch_4111…`, `4111…@example.com`).
  */
-const DIGIT_RUN = /(?:\d(?:[ \t+-]|%[0-9A-Fa-f]{2})?){11,18}\d/g
+const DIGIT_RUN = /(?:\d(?:[\s+\-./_,'#*|=;()~\u2010-\u2015\u2212]|%[0-9A-Fa-f]{2}){0,3}){11,18}\d/g
 /** A word of lowercase hex, with or without an id's prefix: perhaps one of the service's own. */
 const HEX_WORD = /(?<![0-9A-Za-z])(?:[a-z]+_)?[0-9a-f]{24,}(?![0-9A-Za-z])/
 /**

@@ -31,12 +31,14 @@ export function cardBrand(number: string): string {
 }
 
 /**
- * Digits as a card number may be written: groups split by one space or other separator (a dash,
- * a dot, a plus, a slash, an underscore, a no-break space or hyphen, a URL's escape), or a dash
- * with spaces around it. A card number is one group or several in a row; other numbers may stand
- * beside it (`4111 1111 1111 1111 2025`).
+ * Digits as a card number may be written: groups split by up to three separators (white space of
+ * any kind, a dash of any kind, punctuation a person or a form puts between groups, a URL's
+ * escape), or by dashes with spaces around them. A card number is one group or several in a row;
+ * other numbers may stand beside it (`4111 1111 1111 1111 2025`). Only a row that is surely a card
+ * number (isCardNumber) counts, so a wide net here costs no other text.
  */
-const DIGIT_GROUPS = /\d+(?:(?:[ \t\u00a0]*[-\u2010\u2011.+/_][ \t\u00a0]*|[ \t\u00a0]{1,2}|%[0-9A-Fa-f]{2})\d+)*/g
+const DIGIT_GROUPS =
+  /\d+(?:(?:\s*[-\u2010-\u2015\u2212]{1,3}\s*|(?:[\s\-\u2010-\u2015\u2212.+/_,'#*|=:;()~]|%[0-9A-Fa-f]{2}){1,3})\d+)*/g
 
 /** 12 to 19 digits of a known brand's prefix that pass the Luhn check: surely a card number. */
 function isCardNumber(digits: string): boolean {

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js'
+import { AppError, withoutCardNumbers } from '../errors.js'
 import { CursorNotFound, type Page } from '../store/list.js'
 
 export const DEFAULT_PAGE_SIZE = 20
@@ -24,7 +24,8 @@ export async function pageOf<T extends { id?: string | undefined }>(
     page = await load({ startAfter: query.start_after, limit })
   } catch (err) {
     if (err instanceof CursorNotFound) {
-      const shown = (query.start_after ?? '').slice(0, 100)
+      // cut after the card numbers are out: a cut one keeps too many of its digits to be caught
+      const shown = withoutCardNumbers(query.start_after ?? '').slice(0, 100)
       throw new AppError('cursor_invalid', `start_after names no object of this list: '${shown}'`, {
         param: 'start_after',
       })

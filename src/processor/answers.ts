@@ -73,9 +73,12 @@ export const MAX_PROVIDER_RESPONSE_LENGTH = 8_000
 const MAX_TEXT_LENGTH = 1000
 
 /** Keys under which a gateway's answer carries card data, whatever their value looks like. */
-const CARD_DATA_KEY = /cvc|cvv|csc|security[ _-]?code|card[ _-]?number|^pan$/i
-/** A security code as a text names it: `cvc 123`, `card_cvv=1234`, `"cvc" : "123"`, `security code is 123`. */
-const LABELLED_CODE = /(cvc|cvv|csc|security[ _-]?code)([^0-9]{0,20}?)(\d{3,4})(?!\d)/gi
+const CARD_DATA_KEY = /cvc|cvv|csc|security[ _-]?code|card[ _-]?number|^pan$|^cid$/i
+/**
+ * A security code as a text names it: `cvc 123`, `card_cvv=1234`, `"cvc" : "123"`, `security code
+ * is 123`, `CVV2 123`, `CID: 1234` (the four digits on the front of an American Express card).
+ */
+const LABELLED_CODE = /(cvc2?|cvv2?|csc2?|(?<![a-z])cid(?![a-z])|security[ _-]?code)([^0-9]{0,20}?)(\d{3,4})(?!\d)/gi
 const REDACTED = '[redacted]'
 
 /** The card of the request an answer is to: what a gateway may echo back. */

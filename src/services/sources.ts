@@ -172,12 +172,12 @@ const CARD_TEXT = [
   'address_country',
   'address_zip',
 ]
-const ADDRESS_TEXT = ['name', 'line1', 'line2', 'city', 'state', 'country', 'zip_code']
+const ADDRESS_TEXT = ['name', 'email', 'line1', 'line2', 'city', 'state', 'country', 'zip_code']
 
 /**
- * The names and address lines of a source that hold a card number (domain/card.ts,
- * holdsCardNumber), which would otherwise be kept and shown in clear. A phone number, which may be
- * as long, is not looked at.
+ * The names, email addresses and address lines of a source that hold a card number
+ * (domain/card.ts, holdsCardNumber), which would otherwise be kept and shown in clear. A phone
+ * number, which may be as long, is not looked at.
  */
 function cardNumbersInText(body: Record<string, unknown>): Violation[] {
   const fields: [string, unknown][] = []

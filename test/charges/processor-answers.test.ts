@@ -126,6 +126,43 @@ describe("a processor's answer", () => {
     expect(holdsCardData(await stored(res.body.id))).toBe(false)
   })
 
+  it('finds a number split by runs of separators, and a security code under its other labels', async () => {
+    const splits = ['--', '   ', ' -- ', ', ', '\u2013', ' \u2013 ']
+    processor.answer = () => ({
+      outcome: 'declined',
+      failure: {
+        code: 'do_not_honor',
+        reason: splits.map((s) => `card ${['5555', '5555', '5555', '4444'].join(s)} declined`).join('; '),
+        next_steps: `CVV2 ${CVC} did not match; cvv2=${CVC}; CVC2: ${CVC}; CID ${CVC} mismatch`,
+        provider_response: { message: `card 4111 -- 1111 -- 1111 -- 1111; CID: ${CVC}`, cid: CVC },
+      },
+    })
+    const res = await charge()
+    expect(res.status, res.text).toBe(201)
+    const kept = JSON.stringify(res.body.failure_data)
+    expect(kept).not.toMatch(/5555\D{1,4}5555|4111\D{1,4}1111/)
+    expect(holdsCardData(kept), kept).toBe(false)
+    expect(res.body.failure_data.reason).toBe(splits.map(() => 'card [redacted] declined').join('; '))
+    expect(res.body.failure_data.next_steps).toBe(
+      'CVV2 [redacted] did not match; cvv2=[redacted]; CVC2: [redacted]; CID [redacted] mismatch',
+    )
+    expect(holdsCardData(await stored(res.body.id))).toBe(false)
+  })
+
+  it("keeps a word that only holds a security code's label: a decision is not a CID", async () => {
+    processor.answer = () => ({
+      outcome: 'declined',
+      failure: {
+        code: 'do_not_honor',
+        reason: 'Issuer decided 1234 times',
+        next_steps: 'Acid test 567',
+        provider_response: {},
+      },
+    })
+    const res = await charge()
+    expect(res.body.failure_data).toMatchObject({ reason: 'Issuer decided 1234 times', next_steps: 'Acid test 567' })
+  })
+
   it('with a reference that holds the card number, however split, is not one', async () => {
     processor.answer = () => ({ outcome: 'authorized', reference: 'tok-5555-5555-5555-4444' })
     const res = await charge()

@@ -42,7 +42,7 @@ const ALL_NUMBERS = [...CARDS.map((c) => c.number), ...REFUSED_NUMBERS]
 
 /** The number as people write it too: in groups of four, split as text or as a URL encodes it. */
 const spellings = (n: string) =>
-  [' ', '-', '\t', '%20', '%2D', '%2d', '+', '%2B', '%0A']
+  [' ', '-', '\t', '%20', '%2D', '%2d', '+', '%2B', '%0A', ' - ', '--', '  ', '.', '_', '/', ', ', '\u2013']
     .map((sep) => n.replace(/(\d{4})(?=\d)/g, `$1${sep}`))
     .concat(n)
 
@@ -160,6 +160,12 @@ describe('card data never leaves or rests in plain text', () => {
       t.sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: '4012 8888 8888 1881' }),
     )
     expect(spaced.status, spaced.text).toBe(404)
+    // split as people split it, by a dash with spaces, two dashes, dots, a comma, an en dash
+    for (const split of [' - ', '--', '.', ', ', '\u2013']) {
+      const source = ['4012', '8888', '8888', '1881'].join(split)
+      const res = await record(t.sk.post('/v2/charges/', { amount: 500, currency: 'usd', source }))
+      expect(res.status, res.text).toBe(404)
+    }
     const asCustomer = await record(
       t.sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: testSources[1], customer: '4012888888881881' }),
     )
@@ -188,11 +194,17 @@ describe('card data never leaves or rests in plain text', () => {
       '/v2/sources/src_4012888888881881abcdef0123456789ab',
       '/v2/sources/40128888888818811230987',
       '/v2/charges/ch_4012888888881881deadbeef',
+      '/v2/charges/4012--8888--8888--1881',
+      '/v2/charges/4012%20-%208888%20-%208888%20-%201881',
     ]) {
       const res = await record(t.sk.get(path))
       expect(res.status, path).toBeGreaterThanOrEqual(400)
       expect(res.status, path).toBeLessThan(500)
     }
+    // a cursor too long to show whole is cut after the number is taken out, not through it
+    const longCursor = await record(t.sk.get(`/v2/charges/?start_after=${'x'.repeat(89)}4012888888881881`))
+    expect(longCursor.status).toBe(400)
+    expect(longCursor.text).not.toMatch(/4012888/)
     const wrongMethod = await record(t.sk.delete('/v2/charges/4012%2D8888%2D8888%2D1881'))
     expect(wrongMethod.status).toBe(405)
     const wrongMethodNextToText = await record(t.sk.delete('/v2/charges/x4012888888881881'))
@@ -201,6 +213,9 @@ describe('card data never leaves or rests in plain text', () => {
     for (const res of [
       await record(t.sk.post('/v2/customers/', { email: 'x@example.com', description: 'x', '4012888888881881': 1 })),
       await record(t.sk.post('/v2/sources/', { type: 'card', card: { ...TEST_CARD, '4012 8888 8888 1881': '1' } })),
+      await record(
+        t.sk.post('/v2/sources/', { type: 'card', card: { ...TEST_CARD, '4012 - 8888 - 8888 - 1881': '1' } }),
+      ),
       await record(t.sk.get('/v2/charges/?4012888888881881=1')),
     ]) {
       expect(res.status, res.text).toBe(422)

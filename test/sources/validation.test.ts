@@ -205,11 +205,23 @@ describe('a card number where a name or an address goes', () => {
   })
 
   it('is found however its groups are split: tabs, doubled spaces, dots, underscores or dashes', async () => {
-    for (const split of ['\t', '  ', '_', '.', '-', ' - ']) {
+    for (const split of ['\t', '  ', '_', '.', '-', ' - ', '   ', '--', ' -- ', ',', ', ', "'", '#', ' \t ']) {
       const name = ['4111', '1111', '1111', '1111'].join(split)
       const res = await create(withValue(cardBody(), ['card', 'name'], name))
       expectRefused(res, ['body', 'card', 'name'], 'parameter_invalid')
+      expect(res.body.error.message, JSON.stringify(split)).toBe('card.name must not hold a card number')
     }
+    // a name with no pattern of characters: split by a line break, other dashes, other punctuation
+    for (const split of ['\n', '\u2013', '\u2014', ':', '|', '*', '=', '(', '\u3000']) {
+      const name = ['4111', '1111', '1111', '1111'].join(split)
+      const res = await create(withValue(walletBody(), ['owner'], { name }))
+      expectRefused(res, ['body', 'owner', 'name'], 'parameter_invalid')
+    }
+    // and an email address made of one
+    const email = await create(
+      withValue(walletBody(), ['owner'], { billing: { name: 'Ann', email: '4111111111111111@example.com' } }),
+    )
+    expectRefused(email, ['body', 'owner', 'billing', 'email'], 'parameter_invalid')
   })
 
   it('is told from a house number, a phone number (which may pass the Luhn check) and digits that fail it', async () => {
