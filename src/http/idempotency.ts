@@ -9,7 +9,12 @@ import { headerSentOnce } from './headers.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotencyClaim?: { scope: Scope; key: string }
+    /**
+     * `requestKey`: what the objects a request makes are marked with, so that a retry of it finds
+     * them: the key as kept, with when its record was made. A key sent again after its record
+     * expired (24 hours) names a new request, and finds nothing of the old one.
+     */
+    idempotencyClaim?: { scope: Scope; key: string; requestKey: string }
   }
 }
 
@@ -97,7 +102,7 @@ export function registerIdempotency(
     const claim = await claimKey(deps.db, scope, key, fingerprint, deps.leaseSeconds)
     switch (claim.kind) {
       case 'claimed':
-        request.idempotencyClaim = { scope, key }
+        request.idempotencyClaim = { scope, key, requestKey: `${key}.${claim.made}` }
         return
       case 'replay':
         reply.code(claim.statusCode).header('Idempotent-Replayed', 'true').type('application/json')

@@ -126,7 +126,7 @@ export async function getChargeById(db: Queryable, id: string): Promise<ChargeRo
 }
 
 const CHARGE_BY_KEY = `SELECT ${SELECT} FROM charges WHERE account_id = $1 AND livemode = $2 AND idempotency_key = $3
-   AND created_at > account_now($1, $2) - interval '24 hours' ORDER BY id DESC LIMIT 1`
+   ORDER BY id DESC LIMIT 1`
 
 /** The charge a create request with this Idempotency-Key made, if its first attempt got that far. */
 export async function getChargeByKey(db: Queryable, scope: Scope, key: string): Promise<ChargeRow | undefined> {

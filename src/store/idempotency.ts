@@ -2,7 +2,8 @@ import type { Queryable } from './db.js'
 import type { Scope } from './scope.js'
 
 export type Claim =
-  | { kind: 'claimed' }
+  /** `made`: when the key's record was made (MADE) */
+  | { kind: 'claimed'; made: string }
   | { kind: 'replay'; statusCode: number; body: string }
   | { kind: 'mismatch' }
   | { kind: 'in_flight' }
@@ -13,6 +14,17 @@ const TTL_HOURS = 24
 
 const DELETE_EXPIRED_KEY = `DELETE FROM idempotency_keys WHERE account_id = $1 AND livemode = $2 AND key = $3
   AND created_at < account_now($1, $2) - interval '${TTL_HOURS} hours'`
+
+/** When a record was made, in microseconds since 1970: with its key, it names one use of the key. */
+const MADE = `floor(extract(epoch FROM created_at) * 1000000)::bigint::text AS made`
+const INSERT_KEY = `INSERT INTO idempotency_keys (account_id, livemode, key, request_hash, locked_until)
+   VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second')
+   ON CONFLICT DO NOTHING RETURNING ${MADE}`
+const FIND_KEY = `SELECT request_hash, status_code, response_body FROM idempotency_keys
+   WHERE account_id = $1 AND livemode = $2 AND key = $3`
+const TAKE_OVER_KEY = `UPDATE idempotency_keys SET locked_until = now() + $4 * interval '1 second'
+   WHERE account_id = $1 AND livemode = $2 AND key = $3 AND status_code IS NULL AND locked_until < now()
+   RETURNING ${MADE}`
 
 /**
  * Claims a key for one request. The insert is the lock: of concurrent requests with one key,
@@ -28,15 +40,11 @@ export async function claimKey(
   const p = [scope.accountId, scope.livemode, key]
   // an expired record is gone, as if it had never been
   await db.query(DELETE_EXPIRED_KEY, p)
-  const inserted = await db.query(
-    `INSERT INTO idempotency_keys (account_id, livemode, key, request_hash, locked_until)
-     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second')
-     ON CONFLICT DO NOTHING RETURNING key`,
-    [...p, requestHash, leaseSeconds],
-  )
-  if (inserted.rows.length > 0) return { kind: 'claimed' }
+  const inserted = await db.query<{ made: string }>(INSERT_KEY, [...p, requestHash, leaseSeconds])
+  const made = inserted.rows[0]?.made
+  if (made !== undefined) return { kind: 'claimed', made }
   const found = await db.query<{ request_hash: string; status_code: number | null; response_body: string | null }>(
-    'SELECT request_hash, status_code, response_body FROM idempotency_keys WHERE account_id = $1 AND livemode = $2 AND key = $3',
+    FIND_KEY,
     p,
   )
   const row = found.rows[0]
@@ -45,13 +53,9 @@ export async function claimKey(
   if (row.status_code !== null && row.response_body !== null) {
     return { kind: 'replay', statusCode: row.status_code, body: row.response_body }
   }
-  const takenOver = await db.query(
-    `UPDATE idempotency_keys SET locked_until = now() + $4 * interval '1 second'
-     WHERE account_id = $1 AND livemode = $2 AND key = $3 AND status_code IS NULL AND locked_until < now()
-     RETURNING key`,
-    [...p, leaseSeconds],
-  )
-  return takenOver.rows.length > 0 ? { kind: 'claimed' } : { kind: 'in_flight' }
+  const takenOver = await db.query<{ made: string }>(TAKE_OVER_KEY, [...p, leaseSeconds])
+  const retried = takenOver.rows[0]?.made
+  return retried !== undefined ? { kind: 'claimed', made: retried } : { kind: 'in_flight' }
 }
 
 export async function completeKey(

@@ -51,7 +51,6 @@ export async function insertRefund(
 }
 
 const REFUND_BY_KEY = `SELECT ${SELECT} FROM refunds WHERE charge_id = $1 AND idempotency_key = $2
-     AND created_at > (SELECT account_now(account_id, livemode) FROM charges WHERE id = $1) - interval '24 hours'
    ORDER BY id DESC LIMIT 1`
 
 /** The refund a request with this Idempotency-Key recorded, if its first attempt got that far. */

@@ -119,7 +119,7 @@ export async function getSource(db: Queryable, scope: Scope, id: string): Promis
 }
 
 const SOURCE_BY_KEY = `SELECT ${SELECT} FROM sources WHERE account_id = $1 AND livemode = $2 AND idempotency_key = $3
-   AND created_at > account_now($1, $2) - interval '24 hours' ORDER BY id DESC LIMIT 1`
+   ORDER BY id DESC LIMIT 1`
 
 export async function getSourceByKey(db: Queryable, scope: Scope, key: string): Promise<SourceRow | undefined> {
   const res = await db.query<SourceRow>(SOURCE_BY_KEY, [scope.accountId, scope.livemode, key])

@@ -49,7 +49,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
             req.caller,
             req.body,
             hostedPageUrl(chargeBaseUrlOf(req, publicUrl, live)),
-            req.idempotencyClaim?.key,
+            req.idempotencyClaim?.requestKey,
           ),
         ),
   )
@@ -101,7 +101,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
         response: withErrors({ 200: Charge }),
       },
     },
-    (req) => charges.capture(req.caller, req.params.ch_id, req.body.amount, req.idempotencyClaim?.key),
+    (req) => charges.capture(req.caller, req.params.ch_id, req.body.amount, req.idempotencyClaim?.requestKey),
   )
 
   app.post(
@@ -117,7 +117,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
         response: withErrors({ 200: Charge }),
       },
     },
-    (req) => charges.void(req.caller, req.params.ch_id, req.idempotencyClaim?.key),
+    (req) => charges.void(req.caller, req.params.ch_id, req.idempotencyClaim?.requestKey),
   )
 
   app.post(
@@ -133,7 +133,7 @@ export const chargeRoutes: FastifyPluginAsyncTypebox<{
         response: withErrors({ 200: Charge }),
       },
     },
-    (req) => charges.refund(req.caller, req.params.ch_id, req.body, req.idempotencyClaim?.key),
+    (req) => charges.refund(req.caller, req.params.ch_id, req.body, req.idempotencyClaim?.requestKey),
   )
 
   app.post(

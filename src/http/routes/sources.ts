@@ -19,7 +19,7 @@ export const sourceRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         response: withErrors({ 200: Source }),
       },
     },
-    (req) => services.sources.create(req.caller, req.body, req.idempotencyClaim?.key),
+    (req) => services.sources.create(req.caller, req.body, req.idempotencyClaim?.requestKey),
   )
 
   app.get(
