@@ -23,7 +23,8 @@ export interface AuthorizationOutcome {
   held: Pick<ChargeRow, 'id' | 'processing_since' | 'action_token'>
   /** the charge's columns as decided; its operation is done */
   charge: ChargePatch
-  source: { id: string } & SourceAfterAuthorization
+  /** `read`: the source's card and bank account as the outcome was worked out from them */
+  source: { id: string; read: { card: object | null; bankAccount: object | null } } & SourceAfterAuthorization
   /** the processor gave no answer and may hold an authorization all the same: a reversal is owed */
   reversalOwed: boolean
   event: EventToStore
@@ -35,17 +36,20 @@ export interface AuthorizationOutcome {
 const RECORD_OUTCOMES = `WITH v AS (
      SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::boolean[], $4::jsonb[], $5::text[], $6::text[],
        $7::text[], $8::boolean[], $9::boolean[], $10::boolean[], $11::text[], $12::text[], $13::boolean[],
-       $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::text[])
+       $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::text[],
+       $21::jsonb[], $22::jsonb[])
        AS v (charge_id, at, reversal_owed, patch, source_id, card, bank_account, erase_security_code,
          erase_card_number, source_changed, event_id, account_id, livemode, event_type, event_data, delivery_id,
-         delivery_url, delivery_payload, held_since, held_action_token)
+         delivery_url, delivery_payload, held_since, held_action_token, read_card, read_bank_account)
    ), source_locked AS (
      -- sources before charges, the order a new charge and a customer's delete lock them in
-     SELECT s.id FROM sources s JOIN v ON s.id = v.source_id ORDER BY s.id FOR UPDATE OF s
+     SELECT s.id, s.card::jsonb IS NOT DISTINCT FROM v.read_card
+         AND s.bank_account::jsonb IS NOT DISTINCT FROM v.read_bank_account AS as_read
+     FROM sources s JOIN v ON s.id = v.source_id ORDER BY s.id FOR UPDATE OF s
    ), charge AS (
      UPDATE charges c SET ${patchSetsFromJson('c', 'v.patch').join(', ')}, updated_at = v.at,
        reversal_asked_at = CASE WHEN v.reversal_owed THEN now() ELSE c.reversal_asked_at END
-     FROM v JOIN source_locked ON source_locked.id = v.source_id WHERE c.id = v.charge_id
+     FROM v JOIN source_locked ON source_locked.id = v.source_id AND source_locked.as_read WHERE c.id = v.charge_id
        AND (c.processing_since = v.held_since OR (c.processing IS NULL AND c.action_token = v.held_action_token))
      RETURNING c.id
    ), recorded AS (
@@ -65,7 +69,8 @@ const RECORD_OUTCOMES = `WITH v AS (
        'pending', now()
      FROM recorded v WHERE v.delivery_id IS NOT NULL
    )
-   SELECT id FROM charge`
+   SELECT v.charge_id AS id, charge.id IS NOT NULL AS recorded, source_locked.as_read
+   FROM v LEFT JOIN charge ON charge.id = v.charge_id LEFT JOIN source_locked ON source_locked.id = v.source_id`
 
 /**
  * Records authorizations' outcomes in one statement, and so one round trip and one commit: each
@@ -77,7 +82,7 @@ const recordOutcomes = sharedStatement(
   async (db, items: AuthorizationOutcome[]) => {
     const col = <T>(f: (o: AuthorizationOutcome) => T) => items.map(f)
     const json = (v: object | null) => (v === null ? null : JSON.stringify(v))
-    const res = await db.query<{ id: string }>(RECORD_OUTCOMES, [
+    const res = await db.query<{ id: string; recorded: boolean; as_read: boolean | null }>(RECORD_OUTCOMES, [
       col((o) => o.held.id),
       col((o) => o.at),
       col((o) => o.reversalOwed),
@@ -98,20 +103,32 @@ const recordOutcomes = sharedStatement(
       col((o) => o.event.delivery?.payload ?? null),
       col((o) => o.held.processing_since),
       col((o) => o.held.action_token),
+      col((o) => json(o.source.read.card)),
+      col((o) => json(o.source.read.bankAccount)),
     ])
-    const recorded = new Set(res.rows.map((r) => r.id))
-    return items.map((o) => recorded.has(o.held.id))
+    const found = new Map(res.rows.map((r) => [r.id, r]))
+    return items.map((o): OutcomeRecorded => {
+      const row = found.get(o.held.id)
+      if (row?.recorded) return 'recorded'
+      return row?.as_read === false ? 'source_changed' : 'ended'
+    })
   },
   // a vaulted source may be charged twice at once: its two outcomes go in turn
   { key: (o) => o.source.id },
 )
 
 /**
+ * Whether an outcome was recorded; if not, why, having written nothing: another run of the
+ * operation ended it first, or the source's card or bank account are no longer as the outcome was
+ * worked out from (another charge of a saved source changed them meanwhile).
+ */
+export type OutcomeRecorded = 'recorded' | 'ended' | 'source_changed'
+
+/**
  * Records an authorization's outcome in one statement, and so one round trip and one commit: the
  * charge as decided, its source as the processor left it, its event and the event's notify call.
  * Every value comes from the caller, so the event holds exactly the charge the caller answers with.
- * Answers false, having written nothing, when another run of the operation ended it first.
  */
-export function recordAuthorizationOutcome(db: Queryable, o: AuthorizationOutcome): Promise<boolean> {
+export function recordAuthorizationOutcome(db: Queryable, o: AuthorizationOutcome): Promise<OutcomeRecorded> {
   return recordOutcomes(db, o)
 }

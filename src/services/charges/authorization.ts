@@ -7,7 +7,7 @@ import { recordAuthorizationOutcome } from '../../store/authorization-outcomes.j
 import { type ChargePatch, type ChargeRow, settleReversal } from '../../store/charges.js'
 import { seededToken } from '../../store/ids.js'
 import type { Scope } from '../../store/scope.js'
-import type { SourceRow, SourceWithCard } from '../../store/sources.js'
+import { getSourceWithCard, type SourceRow, type SourceWithCard } from '../../store/sources.js'
 import { type AccountTimeReading, accountNow } from '../../store/test-clocks.js'
 import type { AuthorizationResult, ChargeContext, HostedPageUrl, StoredAction } from './context.js'
 import { chargeView, currentView } from './views.js'
@@ -26,6 +26,9 @@ const PROCESSOR_FAULT: Record<ProcessorError['kind'], string> = {
  */
 const bankLinkHolds = (bankAccount: unknown, at: string) =>
   bankAccount !== null && ((bankAccount as { expires_at?: string }).expires_at ?? at) >= at
+
+/** How often an outcome is worked out again on a saved source that other charges keep changing. */
+const MAX_SOURCE_READS = 5
 
 /** A card source whose number is no longer kept (docs/api.md, card data) cannot be charged. */
 const CARD_UNAVAILABLE = {
@@ -164,6 +167,11 @@ export function authorizations(ctx: ChargeContext) {
    * while it still does. Card data serves the authorization only: the security code is erased once
    * it is decided, and so is a single-use source's number (a saved card keeps it, to be charged
    * again). `readTime`: the account's time as read with the charge, if it was.
+   *
+   * The source is as read before the processor was called; a saved one may have changed since (a
+   * concurrent charge linked its bank account, or checked its card). The outcome is then recorded
+   * on the source as it is now, read again: a link made meanwhile is the one kept, as the account
+   * linked first is.
    */
   async function record(
     scope: Scope,
@@ -173,18 +181,40 @@ export function authorizations(ctx: ChargeContext) {
     url: HostedPageUrl,
     readTime?: AccountTimeReading,
   ): Promise<ChargeView> {
+    // a deterministic account's page token comes from its seed, as its ids do
+    const seeded = result.outcome === 'action_required' ? await seededToken(db, scope) : undefined
+    const token = seeded ?? randomBytes(24).toString('hex')
+    let read = source
+    for (let attempt = 1; ; attempt++) {
+      const recorded = await recordOn(scope, charge, read, result, url, token, readTime)
+      if (recorded !== 'source_changed') return recorded
+      // the charge stays under way: the recovery sweep records it if this run cannot
+      if (attempt === MAX_SOURCE_READS) throw new Error(`the source ${source.id} kept changing under ${charge.id}`)
+      read = (await getSourceWithCard(db, scope, source.id)) as SourceWithCard
+    }
+  }
+
+  async function recordOn(
+    scope: Scope,
+    charge: ChargeRow,
+    source: SourceWithCard,
+    result: AuthorizationResult,
+    url: HostedPageUrl,
+    token: string,
+    readTime?: AccountTimeReading,
+  ): Promise<ChargeView | 'source_changed'> {
     // in test mode, the account's time, which a test clock may have moved past the real time
     const accountTime = await accountNow(db, scope, readTime)
     const at =
       accountTime === undefined
         ? timestampNow(charge.updated_at, source.updated_at)
         : ([accountTime, charge.updated_at, source.updated_at].sort().at(-1) as string)
-    // a deterministic account's page token comes from its seed, as its ids do
-    const seeded = result.outcome === 'action_required' ? await seededToken(db, scope) : undefined
-    const { patch, eventType } = decision(charge, result, url, () => seeded ?? randomBytes(24).toString('hex'))
+    const { patch, eventType } = decision(charge, result, url, () => token)
     const cvcCheck = result.outcome === 'unknown' ? undefined : result.cvcCheck
     const checked = cvcCheck === 'pass' || cvcCheck === 'fail' ? cvcCheck : undefined
-    const bankAccount = result.outcome === 'authorized' ? result.bankAccount : undefined
+    // an account linked while the processor was asked (by another charge of the source) stays
+    const linked = result.outcome === 'authorized' ? result.bankAccount : undefined
+    const bankAccount = linked && !bankLinkHolds(source.bank_account, at) ? linked : undefined
     const decided = result.outcome !== 'action_required'
     const changed = checked !== undefined || bankAccount !== undefined
     const settled: SourceRow = {
@@ -202,6 +232,7 @@ export function authorizations(ctx: ChargeContext) {
       charge: patch,
       source: {
         id: source.id,
+        read: { card: source.card, bankAccount: source.bank_account },
         card: settled.card,
         bankAccount: settled.bank_account,
         eraseSecurityCode: decided,
@@ -212,8 +243,9 @@ export function authorizations(ctx: ChargeContext) {
       event,
       at,
     })
+    if (recorded === 'source_changed') return recorded
     // another run of the operation ended it first: the charge is as that run recorded it
-    if (!recorded) return currentView(db, scope, charge.id)
+    if (recorded === 'ended') return currentView(db, scope, charge.id)
     events.stored(event)
     // the reversal is owed in the store already: the charge is answered without waiting a second
     // call timeout for it, and a process that dies meanwhile leaves it to the recovery sweep
