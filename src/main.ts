@@ -5,12 +5,12 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
-import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino'
+import type { Logger } from 'pino'
 import { createApp } from './app.js'
 import { type Config, ConfigError, notifyAllowList, parseConfig } from './config.js'
 import { randomHex } from './crypto/random.js'
 import { loadOrCreateKeyFile } from './crypto/vault.js'
-import { withoutCardNumbers } from './errors.js'
+import { makeLogger } from './logger.js'
 import { notifyWorkerSettings } from './notify/worker.js'
 import { liveProcessorOf } from './processor/live.js'
 import { accountService } from './services/accounts.js'
@@ -22,39 +22,6 @@ interface TestKeys {
   account: string
   sk_test_key: string
   pk_test_key: string
-}
-
-/** The service's logger; `destination` (standard output when absent) lets tests read what it writes. */
-export function makeLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: DestinationStream): Logger {
-  const options: LoggerOptions = {
-    level: config.LOG_LEVEL,
-    // a request is logged without its query string (a hosted page's token travels there), and
-    // without anything in its path that looks like a card number (sent where an id goes)
-    serializers: {
-      req: (req: { id?: string; method?: string; url?: string }) => ({
-        id: req.id,
-        method: req.method,
-        url: withoutCardNumbers(String(req.url ?? '').split('?')[0] ?? ''),
-      }),
-    },
-    // request bodies are never logged; these paths guard any object that might carry one
-    redact: {
-      paths: ['req.headers.authorization', '*.card.number', '*.card.cvc', '*.number', '*.cvc'],
-      censor: '[redacted]',
-    },
-  }
-  if (destination) return pino(options, destination)
-  // lines for a person at a terminal; JSON, one object a line, for anything that reads the output
-  if (process.stdout.isTTY) {
-    return pino({
-      ...options,
-      transport: {
-        target: 'pino-pretty',
-        options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
-      },
-    })
-  }
-  return pino(options)
 }
 
 /**

@@ -224,6 +224,21 @@ describe("a processor's answer", () => {
     }
   })
 
+  it('that throws an error of its own, repeating the card, is a fault whose log line keeps no card number', async () => {
+    processor.answer = () => {
+      const err = new Error('gateway could not read 5555 - 5555 - 5555 - 4444') as Error & { detail?: string }
+      err.detail = `card ${NUMBER} expired`
+      throw err
+    }
+    const res = await charge()
+    expect(res.status, res.text).toBe(500)
+    expect(res.body.error.code).toBe('internal_error')
+    const logged = t.logs.filter((line) => line.includes('unhandled error'))
+    expect(logged.length).toBeGreaterThan(0)
+    expect(logged.join('')).toContain('gateway could not read [redacted]')
+    expect(t.logs.join('')).not.toMatch(/5555\D{0,3}5555\D{0,3}5555\D{0,3}4444/)
+  })
+
   it("shows only the last four digits of a linked bank account's number", async () => {
     const src = await t.sk.post('/v2/sources/', { type: 'transfer_a', redirect: REDIRECT })
     expect(src.status, src.text).toBe(200)
