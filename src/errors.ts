@@ -66,13 +66,19 @@ export interface ValidationDetail {
 }
 
 /**
- * A run of 12 to 19 digits, alone or split by up to three separators at a time (white space, a
- * dash of any kind, the punctuation a person puts between groups, or any character as a URL
- * encodes it): what a card number looks like. A value echoed into a message (an id that names
- * nothing, a path) may be a card number sent in the wrong field, as it is or next to other text
- * (`x4111…`, `ch_4111…`, `4111…@example.com`).
+ * A run of 12 to 19 digits, alone or split by single separators (a space, a tab, a dash, a plus,
+ * or any character as a URL encodes it): what a card number looks like. A value echoed into a
+ * message (an id that names nothing, a path) may be a card number sent in the wrong field, as
+ * it is or next to other text (`x4111…`, `ch_4111…`, `4111…@example.com`).
  */
-const DIGIT_RUN = /(?:\d(?:[\s+\-./_,'#*|=;()~\u2010-\u2015\u2212]|%[0-9A-Fa-f]{2}){0,3}){11,18}\d/g
+const DIGIT_RUN = /(?:\d(?:[ \t+-]|%[0-9A-Fa-f]{2})?){11,18}\d/g
+/**
+ * Groups of three digits or more split by up to three separators at a time (white space, a dash of
+ * any kind, the punctuation a person puts between groups, URL escapes): a card number as people
+ * write it (`4111 - 1111 - 1111 - 1111`, `4111.1111.1111.1111`) when the groups hold 12 digits or
+ * more. Groups of one or two digits (`metadata.0.0.0`, a date) are no card's.
+ */
+const DIGIT_GROUPS = /\d{3,}(?:(?:[\s+\-./_,'#*|=;()~\u2010-\u2015\u2212]|%[0-9A-Fa-f]{2}){1,3}\d{3,})+/g
 /** A word of lowercase hex, with or without an id's prefix: perhaps one of the service's own. */
 const HEX_WORD = /(?<![0-9A-Za-z])(?:[a-z]+_)?[0-9a-f]{24,}(?![0-9A-Za-z])/
 /**
@@ -83,7 +89,8 @@ const HEX_WORD = /(?<![0-9A-Za-z])(?:[a-z]+_)?[0-9a-f]{24,}(?![0-9A-Za-z])/
  */
 const ID_PREFIXES = Object.values(ID_PREFIX).join('|')
 const OWN_TOKEN = new RegExp(`^(?:(?:${ID_PREFIXES})[0-9a-f]{32}|(?:req|bnk|conf|sim)_[0-9a-f]{24}|[0-9a-f]{48})$`)
-const CARD_NUMBER_LIKE = new RegExp(`${HEX_WORD.source}|${DIGIT_RUN.source}`, 'g')
+const CARD_NUMBER_LIKE = new RegExp(`(${HEX_WORD.source})|(${DIGIT_GROUPS.source})|${DIGIT_RUN.source}`, 'g')
+const digitsIn = (text: string) => text.replace(/\D/g, '').length
 
 /**
  * The text with anything that looks like a card number taken out. Unlike a processor's answer
@@ -91,9 +98,10 @@ const CARD_NUMBER_LIKE = new RegExp(`${HEX_WORD.source}|${DIGIT_RUN.source}`, 'g
  * holds a card, a message echoes the caller's own input back: any long run of digits may go.
  */
 export function withoutCardNumbers(text: string): string {
-  return text.replace(CARD_NUMBER_LIKE, (run) => {
-    if (OWN_TOKEN.test(run)) return run
-    return HEX_WORD.test(run) ? run.replace(DIGIT_RUN, '[redacted]') : '[redacted]'
+  return text.replace(CARD_NUMBER_LIKE, (run, hex?: string, groups?: string) => {
+    if (hex !== undefined) return OWN_TOKEN.test(run) ? run : run.replace(DIGIT_RUN, '[redacted]')
+    if (groups !== undefined && digitsIn(groups) < 12) return run.replace(DIGIT_RUN, '[redacted]')
+    return '[redacted]'
   })
 }
 
