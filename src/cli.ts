@@ -132,7 +132,6 @@ async function withAccounts<T>(fn: (accounts: ReturnType<typeof accountService>)
 }
 
 async function main(argv: string[]) {
-  const [command, sub] = argv
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -160,6 +159,8 @@ async function main(argv: string[]) {
       notify: { type: 'string' },
     },
   })
+  // a command's words wherever its options stand: `trigger --json charge.succeeded` names the scenario
+  const [command, sub] = positionals
   if (values.help || !command || command === 'help') {
     const [named, after] = positionals
     const topic = (named === 'help' ? after : named) ?? 'main'

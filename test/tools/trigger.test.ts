@@ -28,10 +28,11 @@ const trigger = (args: string[], env: Record<string, string | undefined> = {}) =
 
 describe('jackdaw trigger', () => {
   it('runs a scenario with its overrides and prints one line per object, the charge as the API has it', async () => {
+    // options may come before the scenario's name as well as after it
     const run = await trigger([
-      'charge.partially_refunded',
       '--amount',
       '2400',
+      'charge.partially_refunded',
       '--currency',
       'eur',
       '--metadata',
