@@ -10,7 +10,7 @@ import type * as source from '../schemas/source.js'
 import type * as testClock from '../schemas/test-clock.js'
 import type * as testFaults from '../schemas/test-faults.js'
 import type { FaultName } from '../schemas/test-faults.js'
-import { type ErrorBody, JackdawConnectionError, JackdawError } from './errors.js'
+import { type ErrorBody, errorOf, JackdawConnectionError, JackdawError, parsedJson } from './errors.js'
 import { readStream } from './sse.js'
 
 export type { ErrorBody }
@@ -180,24 +180,8 @@ export function createClient(options: ClientOptions) {
   async function request<T>(method: string, path: string, body?: unknown, opts?: RequestOptions): Promise<T> {
     const res = await send(method, path, body, opts)
     const text = await res.text()
-    let parsed: unknown
-    try {
-      parsed = text ? JSON.parse(text) : undefined
-    } catch {
-      parsed = undefined
-    }
-    if (res.ok) return parsed as T
-    const envelope =
-      parsed && typeof parsed === 'object' && 'error' in parsed
-        ? (parsed as ErrorBody)
-        : {
-            error: {
-              type: 'api_error',
-              code: 'unexpected_response',
-              message: `HTTP ${res.status}: ${text.slice(0, 200)}`,
-            },
-          }
-    throw new JackdawError(res.status, envelope, res.headers.get('request-id') ?? undefined)
+    if (!res.ok) throw errorOf(res, text)
+    return parsedJson(text) as T
   }
 
   const get = <T>(path: string, query?: Query, opts?: RequestOptions) =>
@@ -221,14 +205,7 @@ export function createClient(options: ClientOptions) {
           signal: opts.signal ?? null,
         })
         if (!res.ok || !res.body) {
-          if (!RETRIED.has(res.status)) {
-            const text = await res.text()
-            throw new JackdawError(
-              res.status,
-              JSON.parse(text) as ErrorBody,
-              res.headers.get('request-id') ?? undefined,
-            )
-          }
+          if (!RETRIED.has(res.status)) throw errorOf(res, await res.text())
           failure = new Error(`HTTP ${res.status}`)
         } else {
           for await (const message of readStream(res.body)) {

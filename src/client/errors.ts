@@ -33,3 +33,31 @@ export class JackdawConnectionError extends Error {
     super(message, options)
   }
 }
+
+/** A body's JSON, or undefined for an empty or unreadable one. */
+export const parsedJson = (text: string): unknown => {
+  try {
+    return text ? JSON.parse(text) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The error an answer that is not a success stands for: the service's own envelope, or, for any
+ * other body (a proxy's page, say), an `unexpected_response` that quotes its start.
+ */
+export function errorOf(res: Response, text: string): JackdawError {
+  const parsed = parsedJson(text)
+  const envelope =
+    parsed && typeof parsed === 'object' && 'error' in parsed
+      ? (parsed as ErrorBody)
+      : {
+          error: {
+            type: 'api_error',
+            code: 'unexpected_response',
+            message: `HTTP ${res.status}: ${text.slice(0, 200)}`,
+          },
+        }
+  return new JackdawError(res.status, envelope, res.headers.get('request-id') ?? undefined)
+}

@@ -73,6 +73,24 @@ describe('retries', () => {
     await expect(nobody.me.retrieve()).rejects.toThrow(/^GET http:\/\/127\.0\.0\.1:9\/v2\/me: no answer/)
   })
 
+  it("an answer that is not the service's, a proxy's page say, is a JackdawError, for a call and for the event stream", async () => {
+    const proxy = await flaky((_n, _req, res) =>
+      res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>Not Found</body></html>'),
+    )
+    const expected = {
+      status: 404,
+      code: 'unexpected_response',
+      message: 'HTTP 404: <html><body>Not Found</body></html>',
+    }
+    await expect(proxy.client.me.retrieve()).rejects.toMatchObject(expected)
+    // the stream gives up on it rather than opening again and again
+    const reconnects: unknown[] = []
+    const events = proxy.client.events.stream({ onReconnect: (_last, failure) => reconnects.push(failure) })
+    await expect(events.next()).rejects.toMatchObject(expected)
+    expect(reconnects).toEqual([])
+    await proxy.close()
+  })
+
   it('a POST whose answer was lost is retried with its key, and the service creates one customer', async () => {
     let first = true
     const lossy = createClient({
