@@ -119,6 +119,14 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   } catch (err) {
     errors.push({ name: 'JACKDAW_NOTIFY_ALLOW_HOSTS', message: (err as Error).message })
   }
+  // a call still waiting for its receiver would be taken over by another worker, and sent twice
+  const { JACKDAW_NOTIFY_LEASE_MS: lease, JACKDAW_NOTIFY_TIMEOUT_MS: timeout } = converted as Partial<Config>
+  if (Number.isInteger(lease) && Number.isInteger(timeout) && (lease as number) <= (timeout as number)) {
+    errors.push({
+      name: 'JACKDAW_NOTIFY_LEASE_MS',
+      message: `must be longer than JACKDAW_NOTIFY_TIMEOUT_MS (${timeout})`,
+    })
+  }
   const proxies = env.JACKDAW_TRUST_PROXY
   if (proxies) {
     try {

@@ -57,6 +57,18 @@ describe('addresses and times the service could not use', () => {
     }
   })
 
+  it("refuses a notify call's lease no longer than its timeout: a call still running would be sent twice", () => {
+    expect(refusal({ JACKDAW_NOTIFY_LEASE_MS: '10000' })).toContain(
+      'JACKDAW_NOTIFY_LEASE_MS="10000": must be longer than JACKDAW_NOTIFY_TIMEOUT_MS (10000)',
+    )
+    expect(refusal({ JACKDAW_NOTIFY_TIMEOUT_MS: '5000', JACKDAW_NOTIFY_LEASE_MS: '2000' })).toContain(
+      'must be longer than JACKDAW_NOTIFY_TIMEOUT_MS (5000)',
+    )
+    expect(
+      parseConfig({ JACKDAW_NOTIFY_TIMEOUT_MS: '5000', JACKDAW_NOTIFY_LEASE_MS: '5001' }).JACKDAW_NOTIFY_LEASE_MS,
+    ).toBe(5001)
+  })
+
   it("takes PostgreSQL's addresses of a socket directory, which name no host", () => {
     for (const url of ['postgresql:///jackdaw?host=/var/run/postgresql', 'postgres://app:pw@/jackdaw?host=/tmp']) {
       expect(parseConfig({ DATABASE_URL: url }).DATABASE_URL).toBe(url)
