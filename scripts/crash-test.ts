@@ -67,7 +67,9 @@ const env = {
   // the receiver is on this machine: a local receiver must be allowed
   JACKDAW_NOTIFY_ALLOW_HOSTS: '127.0.0.1',
   JACKDAW_IDEMPOTENCY_LEASE_SECONDS: '3',
-  // a call claimed by a process that was killed is taken over after this long
+  // a call claimed by a process that was killed is taken over after this long, which must outlast
+  // a call's timeout (the receiver here answers at once)
+  JACKDAW_NOTIFY_TIMEOUT_MS: '2000',
   JACKDAW_NOTIFY_LEASE_MS: '3000',
   JACKDAW_RECOVERY_GRACE_MS: '1500',
   JACKDAW_RECOVERY_INTERVAL_MS: '500',
