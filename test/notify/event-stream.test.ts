@@ -34,6 +34,7 @@ function open(key: string, lastEventId?: string) {
   return {
     response,
     messages,
+    reading,
     async until(n: number, timeoutMs = 10_000) {
       const started = Date.now()
       while (messages.length < n) {
@@ -56,6 +57,26 @@ async function charge(amount = 500): Promise<string> {
 }
 
 describe('the event stream', () => {
+  it("ends when its key is rolled: the rolled key's holder sees none of the events that follow", async () => {
+    const account = await t.app.services.accounts.create('Rolled key')
+    const stream = open(account.sk_test_key)
+    const res = await stream.response
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+    const newKey = await t.app.services.accounts.rollKey(account.id, 'secret', false)
+    expect((await client(t.app, account.sk_test_key).get('/v2/me')).status).toBe(401)
+    const sk = client(t.app, newKey)
+    const src = await sk.post('/v2/sources/', cardSource())
+    expect((await sk.post('/v2/charges/', { amount: 777, currency: 'usd', source: src.body.id })).status).toBe(201)
+    // the stream ends by itself: reading it comes to its end without being aborted
+    await Promise.race([
+      stream.reading,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('still open')), 5000)),
+    ])
+    expect(stream.messages).toEqual([])
+    expect(t.logs.join('')).not.toContain('event stream failed')
+  })
+
   it('sends each new event as a message whose id is the event id and data the event', async () => {
     await charge()
     const stream = open(t.account.sk_test_key)

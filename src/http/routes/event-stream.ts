@@ -5,6 +5,7 @@ import { AppError } from '../../errors.js'
 import { NoQuery, withErrors } from '../../schemas/common.js'
 import type { Services } from '../../services/index.js'
 import type { Scope } from '../../store/scope.js'
+import { presentedKey } from '../auth.js'
 
 export interface EventStreamSettings {
   /** how often an open stream looks for new events */
@@ -78,6 +79,7 @@ export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
           .send('')
       }
       const scope: Scope = { accountId: req.caller.accountId, livemode: req.caller.livemode }
+      const presented = presentedKey(req)
       // a fresh stream starts after what is stored now; a resumed one looks back over the window
       // in which an event older than the last one sent may still have been committing
       const floor = resumeFrom === undefined ? await services.events.newestId(scope) : null
@@ -91,6 +93,7 @@ export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-store',
         'x-accel-buffering': 'no',
+        'x-content-type-options': 'nosniff',
         // a stream ended by a shutdown ends its connection too, rather than leave it kept alive
         connection: 'close',
         'request-id': req.id,
@@ -110,6 +113,9 @@ export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
       res.on('close', stop)
 
       const poll = async () => {
+        // a key rolled, or an account deleted, while its stream is open ends the stream as it
+        // refuses the key's next request (at once in this process, within its cache's life in others)
+        if (presented) await services.accounts.authenticate(presented.key, presented.hash)
         const now = Date.now()
         const horizon = eventIdAt(now - COMMIT_LAG_MS)
         // the window is of the real time: ids made on a clock ahead of it (a deterministic
@@ -139,7 +145,7 @@ export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
             if (!closed) timer = setTimeout(loop, settings.pollMs)
           },
           (err) => {
-            req.log.error({ err }, 'event stream failed')
+            if (!(err instanceof AppError && err.status === 401)) req.log.error({ err }, 'event stream failed')
             res.end()
           },
         )
