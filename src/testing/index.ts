@@ -7,11 +7,14 @@ import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { createApp } from '../app.js'
 import { createClient, type JackdawClient, type TestFaultRule } from '../client/api.js'
+import { parseConfig } from '../config.js'
 import { Vault } from '../crypto/vault.js'
 import type { AccountKeys } from '../services/accounts.js'
 import { NotifyAllowList } from '../services/notify-address.js'
 import { openPostgres } from '../store/db.js'
 import { freshDatabase } from './postgres.js'
+
+const DEFAULTS = parseConfig({})
 
 export type { JackdawClient, TestFaultRule } from '../client/api.js'
 export { POSTGRES_URL_VARIABLE } from './postgres.js'
@@ -91,7 +94,14 @@ export async function startJackdaw(options: StartOptions = {}): Promise<RunningJ
       pollMs: 200,
       concurrency: 5,
     },
-    recovery: { intervalMs: 1_000, graceMs: 30_000 },
+    // the service's own times for a payer who never answers and for unused card data, as
+    // docs/testing.md tells them and the test clock moves past them
+    recovery: {
+      intervalMs: 1_000,
+      graceMs: 30_000,
+      payerTimeoutMs: DEFAULTS.JACKDAW_PAYER_TIMEOUT_SECONDS * 1000,
+      cardDataRetentionMs: DEFAULTS.JACKDAW_SECURITY_CODE_RETENTION_SECONDS * 1000,
+    },
     // the suite's own receivers run on this machine
     options: { notifyAllow: NotifyAllowList.parse('127.0.0.1,::1,localhost') },
     adminToken: options.adminToken,

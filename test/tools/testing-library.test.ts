@@ -9,6 +9,7 @@ import { createClient } from '../../src/client/api.js'
 import { loadMigrations } from '../../src/store/migrate.js'
 import { databaseUrl, sharedTemplate } from '../../src/testing/databases.js'
 import { POSTGRES_URL_VARIABLE, startJackdaw } from '../../src/testing/index.js'
+import { TEST_CARD } from '../helpers/app.js'
 import { runToEnd } from '../helpers/process.js'
 
 describe('startJackdaw', () => {
@@ -77,6 +78,35 @@ describe('the template databases are cloned from', () => {
 })
 
 describe('startJackdaw and the test clock', () => {
+  it("fails a charge whose payer never answers, and erases unused card data, once the clock passes the service's times", async () => {
+    const j = await startJackdaw()
+    try {
+      const { client } = j
+      const threeDs = await client.sources.create({
+        type: 'card',
+        card: { ...TEST_CARD, number: '4000000000003220' },
+        redirect: { success: 'https://shop.example/ok', fail: 'https://shop.example/fail' },
+      })
+      const pending = await client.charges.create({ amount: 1000, currency: 'usd', source: threeDs.id as string })
+      expect(pending.status).toBe('pending')
+      const unused = await client.sources.create({ type: 'card', card: { ...TEST_CARD } })
+      // past the payer's day and the card data's day; the sweep runs at once after an advance
+      await j.clock.advance(2 * 86_400)
+      const started = Date.now()
+      while ((await client.charges.retrieve(pending.id)).status === 'pending' && Date.now() - started < 10_000) {
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      expect(await client.charges.retrieve(pending.id)).toMatchObject({
+        status: 'failed',
+        failure_data: { code: 'payment_expired' },
+      })
+      const late = await client.charges.create({ amount: 500, currency: 'usd', source: unused.id as string })
+      expect(late).toMatchObject({ status: 'failed', failure_data: { code: 'card_unavailable' } })
+    } finally {
+      await j.close()
+    }
+  })
+
   it('refuses a seed without deterministic, and deterministic without a seed, as POST /v2/accounts does', async () => {
     await expect(startJackdaw({ seed: 'alone' })).rejects.toThrow(/deterministic: true/)
     await expect(startJackdaw({ deterministic: true })).rejects.toThrow(/needs a seed/)
