@@ -45,6 +45,19 @@ export function timestampPlus(timestamp: string, ms: number): string {
   return `${writtenPrefix}${String(micros - second * 1_000_000).padStart(6, '0')}Z`
 }
 
+const API_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/
+
+/**
+ * An ISO 8601 date and time, in any offset, in the API's timestamp form (which compares as text);
+ * undefined for text that is none.
+ */
+export function asTimestamp(text: string): string | undefined {
+  if (API_TIMESTAMP.test(text)) return text
+  const ms = Date.parse(text)
+  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}T/.test(text)) return undefined
+  return `${new Date(ms).toISOString().slice(0, 23)}000Z`
+}
+
 /** From one API timestamp to another, in milliseconds (to the millisecond). */
 export function millisBetween(from: string, to: string): number {
   return Date.parse(`${to.slice(0, 23)}Z`) - Date.parse(`${from.slice(0, 23)}Z`)

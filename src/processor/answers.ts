@@ -1,6 +1,7 @@
 import { type TSchema, Type } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { redactCardNumbers } from '../domain/card.js'
+import { asTimestamp } from '../domain/time.js'
 import {
   type AuthorizeOutcome,
   type FailureData,
@@ -150,9 +151,16 @@ function checked<T>(validator: { Check(value: unknown): boolean }, answer: unkno
 function checkedAuthorization<T extends AuthorizeOutcome | { outcome: 'otp_invalid' }>(answer: T, card: SentCard): T {
   if (answer.outcome === 'declined') return { ...answer, failure: scrubbedFailure(answer.failure, card) }
   if (answer.outcome === 'authorized' && answer.bankAccount) {
+    // kept and compared as the API's timestamps are, whatever offset the processor wrote it in
+    const expires = asTimestamp(answer.bankAccount.expires_at)
+    if (expires === undefined) throw new ProcessorError('failed', 'processor: a bank link whose expires_at is no time')
     return {
       ...answer,
-      bankAccount: { ...answer.bankAccount, account_number: masked(answer.bankAccount.account_number) },
+      bankAccount: {
+        ...answer.bankAccount,
+        account_number: masked(answer.bankAccount.account_number),
+        expires_at: expires,
+      },
     }
   }
   return answer

@@ -261,6 +261,35 @@ describe("a processor's answer", () => {
     expect(res.body.source.bank_account.account_number).toBe('******4300')
   })
 
+  it("keeps a bank link's expiry in the API's form, whatever offset the processor wrote it in", async () => {
+    const link = (expires_at: string) => () => ({
+      outcome: 'authorized',
+      reference: 'gw_bank_2',
+      bankAccount: {
+        reference_id: 'bnk_2',
+        bank_type: 'transfer_a',
+        bank_code: 'JDTB',
+        account_name: 'Ann Lee',
+        account_number: '12345678',
+        account_type: 'savings',
+        expires_at,
+      },
+    })
+    const charge = async () => {
+      const src = await t.sk.post('/v2/sources/', { type: 'transfer_a', redirect: REDIRECT })
+      return t.sk.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id })
+    }
+    // the same instant: 06:40:31 at -05:00 is 11:40:31 UTC, which compares rightly with the API's times
+    processor.answer = link('2027-11-27T06:40:31-05:00')
+    const res = await charge()
+    expect(res.body.status, res.text).toBe('succeeded')
+    expect(res.body.source.bank_account.expires_at).toBe('2027-11-27T11:40:31.000000Z')
+    // a link whose expiry is no time is outside the contract: the charge fails as the processor failing
+    processor.answer = link('next year')
+    const refused = await charge()
+    expect(refused.body).toMatchObject({ status: 'failed', failure_data: { code: 'processor_unavailable' } })
+  })
+
   it('to a void outside the contract is not taken for a void done', async () => {
     processor.answer = (req) => Simulator.prototype.authorize.call(processor, req)
     const src = await t.sk.post('/v2/sources/', cardSource())

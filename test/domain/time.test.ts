@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { timestampNow, timestampPlus } from '../../src/domain/time.js'
+import { asTimestamp, timestampNow, timestampPlus } from '../../src/domain/time.js'
 import { formatTimestamp } from '../../src/store/db.js'
 
 describe('timestampNow', () => {
@@ -46,6 +46,16 @@ describe('timestampPlus', () => {
     expect(timestampPlus('2026-11-24T10:15:30.999999Z', 0.001)).toBe('2026-11-24T10:15:31.000000Z')
     expect(timestampPlus('2026-12-31T23:59:59.900000Z', 250)).toBe('2027-01-01T00:00:00.150000Z')
     expect(timestampPlus('2026-11-24T10:15:30.000001Z', 86_400_000)).toBe('2026-11-25T10:15:30.000001Z')
+  })
+})
+
+describe('asTimestamp', () => {
+  it("puts an ISO 8601 time of any offset in the API's form, and refuses text that is no time", () => {
+    expect(asTimestamp('2027-11-27T11:40:31.123456Z')).toBe('2027-11-27T11:40:31.123456Z')
+    expect(asTimestamp('2027-11-27T06:40:31-05:00')).toBe('2027-11-27T11:40:31.000000Z')
+    expect(asTimestamp('2027-11-27T20:40:31.5+09:00')).toBe('2027-11-27T11:40:31.500000Z')
+    for (const text of ['next year', '', '1700000000', 'Sat, 27 Nov 2027 11:40:31 GMT'])
+      expect(asTimestamp(text)).toBeUndefined()
   })
 })
 
