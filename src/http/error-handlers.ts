@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { randomHex } from '../crypto/random.js'
 import { AppError, withViolations } from '../errors.js'
-import { isDatabaseUnavailable, isTransactionConflict } from '../store/db.js'
+import { isAccountGone, isDatabaseUnavailable, isTransactionConflict } from '../store/db.js'
 import { trackAllowedMethods } from './allowed-methods.js'
 import { setResponseHeaders } from './headers.js'
 import { errorPage, HOSTED_PAGE_HEADERS, HTML, isHostedPath } from './hosted-page.js'
@@ -172,6 +172,8 @@ export function catalogErrorOf(err: FastifyError | AppError, request: FastifyReq
       headers: { 'Retry-After': '1' },
     })
   }
+  // a key another process's cache still held, of an account since removed: the key is no more
+  if (isAccountGone(err)) return new AppError('api_key_invalid', 'Invalid API key provided')
   if (isTransactionConflict(err)) {
     request.log.warn({ err }, 'transaction conflict')
     return new AppError('service_unavailable', 'The request met another at the database and was stopped; retry it', {

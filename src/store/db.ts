@@ -59,6 +59,14 @@ export function isTransactionConflict(err: unknown): boolean {
 }
 
 /**
+ * A write refused because the account it names is no longer stored (its foreign key): another
+ * process removed the account while this one still trusted a key of it from its cache.
+ */
+export function isAccountGone(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && err.code === '23503' && /_account_id_fkey$/.test(err.constraint ?? '')
+}
+
+/**
  * PostgreSQL refused the statement itself (a constraint, a lock it would deadlock on, a bad
  * value): the statement wrote nothing. Not so for an error of the connection, which may have been
  * lost after the statement committed, or one raised in this process while reading the answer.

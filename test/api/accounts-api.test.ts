@@ -142,6 +142,37 @@ describe('DELETE /v2/accounts/:id', () => {
   })
 })
 
+describe('an account removed while another process still trusts its keys', () => {
+  it('answers that process 401 for every write, never a 500', async () => {
+    const made = (await t.admin.post('/v2/accounts', { name: 'Gone Shop' })).body
+    const twin = await t.twin()
+    try {
+      const sk = client(twin.app, made.sk_test_key)
+      const pk = client(twin.app, made.pk_test_key)
+      // the other process has looked the keys up, and trusts them for a few seconds
+      expect((await sk.get('/v2/me')).status).toBe(200)
+      expect((await pk.post('/v2/sources/', cardSource())).status).toBe(200)
+      expect((await t.admin.delete(`/v2/accounts/${made.id}`)).status).toBe(200)
+      for (const res of [
+        await sk.post('/v2/customers/', { email: 'gone@example.com', description: 'Gone' }),
+        await sk.post('/v2/sources/', cardSource()),
+        await pk.post('/v2/sources/', cardSource()),
+        await sk.post(
+          '/v2/customers/',
+          { email: 'gone@example.com', description: 'Gone' },
+          { 'Idempotency-Key': 'gone-1' },
+        ),
+      ]) {
+        expect(res.status, res.text).toBe(401)
+        expect(res.body.error.code).toBe('api_key_invalid')
+      }
+      expect(twin.logs.join('')).not.toContain('unhandled error')
+    } finally {
+      await twin.close()
+    }
+  })
+})
+
 describe('without an admin token configured', () => {
   it('answers 404 to both operations, whatever the token', async () => {
     const plain = await testApp()
