@@ -190,6 +190,16 @@ describe('hosted page: what it shows', () => {
     }
   })
 
+  it("asked for with a trailing slash, posts its form to the charge's own address", async () => {
+    const h = await pending({ type: 'wallet_a', redirect: REDIRECT })
+    const page = await t.anon.get(h.page.replace('?', '/?'))
+    expectHtml(page, 200)
+    const action = /<form method="post" action="([^"]+)">/.exec(page.text)?.[1] as string
+    const posted = new URL(action, `https://pay.example${h.page.replace('?', '/?')}`).pathname
+    expect(posted).toBe(h.action)
+    expect((await submit(posted, { token: h.token, decision: 'approve' })).headers.location).toBe(REDIRECT.success)
+  })
+
   it('the page needs no API key, and an API key does not open it without the token', async () => {
     const h = await pending({ type: 'wallet_a', redirect: REDIRECT })
     expectHtml(await t.anon.get(h.page), 200)

@@ -80,12 +80,15 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         return page('Payment', `<h1>Payment ${escapeHtml(found.status)}</h1><p>There is nothing left to do here.</p>`)
       }
       const t = TITLES[step]
+      // the form posts to the page's own address, relative to it (so under JACKDAW_PUBLIC_URL's
+      // path too), from a page asked for with a trailing slash as without one
+      const action = (req.url.split('?')[0] ?? '').endsWith('/') ? `../${found.id}` : found.id
       const qr = step === 'qr' ? `<p class="qr">JACKDAW-QR:${escapeHtml(found.id)}</p>` : ''
       return page(
         t.title,
         `${found.livemode ? '' : '<p><span class="test">TEST MODE</span></p>\n'}<h1>${escapeHtml(t.title)}</h1><p>${escapeHtml(t.text)}</p>
 <p>${escapeHtml(merchant)}</p><p class="amount">${escapeHtml(formatAmount(found.amount, found.currency))}</p>${qr}
-<form method="post" action="${escapeHtml(found.id)}">
+<form method="post" action="${escapeHtml(action)}">
 <input type="hidden" name="token" value="${escapeHtml(req.query.token ?? '')}">
 <button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="decline">Decline</button>
