@@ -144,6 +144,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     hostedPageUrl: hostedPageUrl(options.publicUrl ?? options.listenUrl ?? ''),
   })
   app.decorate('services', services)
+  // unknown API keys and wrong admin tokens, counted together by client address
+  const authFailures = deps.authFailures ? authFailureCounter(deps.authFailures) : undefined
   app.decorateRequest('caller', null as never)
   app.decorateRequest('presented', null)
 
@@ -203,10 +205,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     })
     // after the rate limit (its hooks are the routes' own onRequest hooks), so that requests
     // without a valid key are counted too, by address, before any key is looked up
-    api.addHook(
-      'preParsing',
-      authHook(services.accounts, deps.authFailures ? authFailureCounter(deps.authFailures) : undefined),
-    )
+    api.addHook('preParsing', authHook(services.accounts, authFailures))
     // a test-mode fault is decided before the Idempotency-Key is claimed and acts after
     registerFaultDecision(api, services.testFaults)
     registerIdempotency(api, { db: deps.db, vault: deps.vault, leaseSeconds: deps.idempotencyLeaseSeconds })
@@ -231,7 +230,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
   await app.register(dashboardRoutes)
-  await app.register(accountRoutes, { services, adminToken: deps.adminToken })
+  await app.register(accountRoutes, { services, adminToken: deps.adminToken, guard: authFailures })
   app.addHook('onClose', () => services.charges.waitForReversals())
 
   if (deps.recovery) {

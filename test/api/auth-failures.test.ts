@@ -117,6 +117,26 @@ describe('unknown keys counted by client address', () => {
     }
   })
 
+  it('counts wrong admin tokens with the unknown keys: an address guessing the token is refused', async () => {
+    const adminToken = 'operator-token-0123456789abcdef'
+    const t = await testApp({}, { authFailures: { max: 3, windowSeconds: 60 }, adminToken })
+    try {
+      const make = (token: string, address?: string) =>
+        call(t.app, token, { method: 'POST', url: '/v2/accounts', body: { name: 'Shop' }, address })
+      // the right token counts for nothing
+      for (let i = 0; i < 4; i++) expect((await make(adminToken)).status).toBe(201)
+      for (let i = 0; i < 3; i++) {
+        expect((await make(`wrong-token-${i}-0123456789`)).body.error.code).toBe('admin_token_invalid')
+      }
+      expectRefused(await make('wrong-token-3-0123456789'))
+      // the address that guessed waits out its window; another is served
+      expectRefused(await make(adminToken))
+      expect((await make(adminToken, '10.1.2.3')).status).toBe(201)
+    } finally {
+      await t.close()
+    }
+  })
+
   it('does not count keys of the wrong shape or requests without a key: neither is looked up', async () => {
     const t = await testApp({}, { authFailures: { max: 2, windowSeconds: 60 } })
     try {

@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify'
 import { AppError, invalidParams } from '../../errors.js'
 import { DeletedAccount, NewAccount, NewAccountKeys } from '../../schemas/account.js'
 import { IdParams, NoBody, withErrors } from '../../schemas/common.js'
+import type { KeyLookupGuard } from '../../services/accounts.js'
 import type { Services } from '../../services/index.js'
 import { keyFromHeader } from '../auth.js'
 import { headerSentOnce } from '../headers.js'
@@ -15,9 +16,11 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest()
 
 /**
  * Checks the operator's token on a request. Both sides are hashed first, so the comparison takes
- * the same time whatever the token sent, its length included.
+ * the same time whatever the token sent, its length included. A wrong token counts against its
+ * client's address as an unknown API key does (`guard`, http/auth-failures.ts): the per-key rate
+ * limit counts each token sent apart, and would let a client try tokens without end.
  */
-function adminCheck(adminToken: string | undefined) {
+function adminCheck(adminToken: string | undefined, guard: KeyLookupGuard | undefined) {
   const expected = adminToken === undefined ? undefined : sha256(adminToken)
   return async (request: FastifyRequest) => {
     // without a token the operations do not exist, as far as a client can tell
@@ -26,9 +29,11 @@ function adminCheck(adminToken: string | undefined) {
     if (presented === undefined) {
       throw new AppError('authentication_required', 'No admin token provided: use Authorization: Bearer <admin token>')
     }
+    await guard?.reserve(request)
     if (!timingSafeEqual(sha256(presented), expected)) {
       throw new AppError('admin_token_invalid', 'Invalid admin token provided')
     }
+    await guard?.release(request)
   }
 }
 
@@ -36,14 +41,16 @@ function adminCheck(adminToken: string | undefined) {
  * Accounts made and removed by the operator's token (JACKDAW_ADMIN_TOKEN), so that a test suite
  * can give each test an account of its own. Account keys, live or test, have no say here.
  */
-export const accountRoutes: FastifyPluginAsyncTypebox<{ services: Services; adminToken: string | undefined }> = async (
-  app,
-  { services, adminToken },
-) => {
+export const accountRoutes: FastifyPluginAsyncTypebox<{
+  services: Services
+  adminToken: string | undefined
+  guard: KeyLookupGuard | undefined
+}> = async (app, { services, adminToken, guard }) => {
   const tags = [TEST_MODE_TAG]
   const security = [{ bearerAuth: [] }]
-  // before the body is read: a caller without the token learns nothing of what it sent
-  app.addHook('onRequest', adminCheck(adminToken))
+  // before the body is read: a caller without the token learns nothing of what it sent; after the
+  // rate limit (its hooks are the routes' own onRequest hooks), which counts the request first
+  app.addHook('preParsing', adminCheck(adminToken, guard))
 
   app.post(
     '/v2/accounts',
