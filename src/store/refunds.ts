@@ -79,14 +79,17 @@ export async function setRefundStatus(
   return row === undefined ? undefined : { confirmed: Number(row.confirmed) }
 }
 
-const CLAIM_PENDING_REFUNDS = `UPDATE refunds SET updated_at = now() WHERE id IN (
+const CLAIM_PENDING_REFUNDS = `UPDATE refunds SET pending_since = now() WHERE id IN (
      SELECT id FROM refunds
-     WHERE status = 'pending' AND updated_at < (SELECT account_now(c.account_id, c.livemode) FROM charges c
-       WHERE c.id = refunds.charge_id) - $1 * interval '1 millisecond'
-     ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     WHERE status = 'pending' AND pending_since < now() - $1 * interval '1 millisecond'
+     ORDER BY pending_since LIMIT $2 FOR UPDATE SKIP LOCKED)
    RETURNING ${SELECT}`
 
-/** Claims refunds pending longer than `graceMs`, one sweeper each. */
+/**
+ * Claims refunds pending longer than `graceMs` by the real time (their process died), one sweeper
+ * each: the claim begins the call again, so others pass them by for another grace. The real time,
+ * as for a charge's operation (claimInterrupted), whatever a test clock says.
+ */
 export async function claimPendingRefunds(db: Queryable, graceMs: number, limit = 20): Promise<RefundRow[]> {
   const res = await db.query<RefundRow>(CLAIM_PENDING_REFUNDS, [graceMs, limit])
   return res.rows

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Simulator } from '../../src/processor/simulator.js'
 import {
   buildApp,
   type Client,
@@ -246,6 +247,36 @@ describe('the recovery sweep and an advance in another process', () => {
     } finally {
       await other.app.close()
       await swept.close()
+    }
+  })
+})
+
+describe('an operation under way while the clock is advanced', () => {
+  it('is left to the request that began it: a refund is sent to the processor once', async () => {
+    const refunds: string[] = []
+    const counting = new (class extends Simulator {
+      override async refund(_reference?: string, _amount?: number, _currency?: string, refundId?: string) {
+        refunds.push(refundId ?? '')
+        return super.refund()
+      }
+    })()
+    // the sweep runs at once after an advance; its grace is of the real time
+    const shop = await testApp({ testProcessor: counting }, { recovery: { intervalMs: 60_000, graceMs: 30_000 } })
+    try {
+      const source = (await shop.sk.post('/v2/sources/', cardSource())).body
+      const charge = (await shop.sk.post('/v2/charges/', { amount: 1000, currency: 'usd', source: source.id })).body
+      const slow = shop.sk.post(
+        `/v2/charges/${charge.id}/refund`,
+        {},
+        { 'Jackdaw-Test-Fault': 'processor_latency=1500' },
+      )
+      await new Promise((r) => setTimeout(r, 400))
+      expect((await shop.sk.post('/v2/test/clock/advance', { seconds: 3600 })).status).toBe(200)
+      expect((await slow).body).toMatchObject({ status: 'refunded', amount_refunded: 1000 })
+      await new Promise((r) => setTimeout(r, 300))
+      expect(refunds).toHaveLength(1)
+    } finally {
+      await shop.close()
     }
   })
 })

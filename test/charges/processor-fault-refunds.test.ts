@@ -34,7 +34,7 @@ describe('refunds when the processor misbehaves', () => {
     const more = await t.sk.post(`/v2/charges/${c.id}/refund`, { amount: 1 })
     expect(more.body.error.code).toBe('charge_not_refundable')
     processor.mode = 'succeed'
-    await t.db.query("UPDATE refunds SET updated_at = now() - interval '1 hour' WHERE charge_id = $1", [c.id])
+    await t.db.query("UPDATE refunds SET pending_since = now() - interval '1 hour' WHERE charge_id = $1", [c.id])
     expect(await t.app.services.charges.recoverInterrupted(1000)).toBeGreaterThan(0)
     const done = (await t.sk.get(`/v2/charges/${c.id}`)).body
     expect(done.refunds[0].status).toBe('succeeded')
@@ -50,7 +50,7 @@ describe('refunds when the processor misbehaves', () => {
     expect(r.body.refunds.map((x: { status: string }) => x.status)).toEqual(['succeeded', 'pending'])
     processor.mode = 'decline'
     await t.db.query(
-      "UPDATE refunds SET updated_at = now() - interval '1 hour' WHERE charge_id = $1 AND status = 'pending'",
+      "UPDATE refunds SET pending_since = now() - interval '1 hour' WHERE charge_id = $1 AND status = 'pending'",
       [c.id],
     )
     expect(await t.app.services.charges.recoverInterrupted(1000)).toBeGreaterThan(0)
@@ -80,7 +80,7 @@ describe('refunds when the processor misbehaves', () => {
       expect(rest.body.refunds.map((x: { status: string }) => x.status)).toEqual(['pending', 'succeeded'])
       processor.mode = settles
       await t.db.query(
-        "UPDATE refunds SET updated_at = now() - interval '1 hour' WHERE charge_id = $1 AND status = 'pending'",
+        "UPDATE refunds SET pending_since = now() - interval '1 hour' WHERE charge_id = $1 AND status = 'pending'",
         [c.id],
       )
       expect(await t.app.services.charges.recoverInterrupted(1000)).toBeGreaterThan(0)

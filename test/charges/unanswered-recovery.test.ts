@@ -84,7 +84,9 @@ describe('a recovery sweep pass', () => {
     const stalled = charged.map((id) => t.sk.post(`/v2/charges/${id}/refund`, { amount: 500 }))
     while (processor.held.size < 3) await new Promise((resolve) => setTimeout(resolve, 10))
     processor.delayMs = 100
-    await t.db.query("UPDATE refunds SET updated_at = now() - interval '1 hour' WHERE charge_id = ANY($1)", [charged])
+    await t.db.query("UPDATE refunds SET pending_since = now() - interval '1 hour' WHERE charge_id = ANY($1)", [
+      charged,
+    ])
     expect(await t.app.services.charges.recoverInterrupted(1000)).toBeGreaterThanOrEqual(3)
     expect(processor.mostInFlight).toBeGreaterThanOrEqual(3)
     for (const id of charged) expect((await t.sk.get(`/v2/charges/${id}`)).body.amount_refunded).toBe(500)

@@ -171,11 +171,14 @@ CREATE TABLE refunds (
   status text NOT NULL CONSTRAINT refunds_status_check CHECK (status::refund_status IS NOT NULL),
   idempotency_key text,
   created_at timestamptz NOT NULL DEFAULT now(),
-  updated_at timestamptz NOT NULL DEFAULT now()
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  -- when its processor call began, by the real time: the recovery sweep finishes a refund whose
+  -- process died once this is older than its grace, whatever a test clock says
+  pending_since timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX refunds_charge ON refunds (charge_id, id);
 CREATE INDEX refunds_idempotency ON refunds (charge_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
-CREATE INDEX refunds_pending ON refunds (updated_at) WHERE status = 'pending';
+CREATE INDEX refunds_pending ON refunds (pending_since) WHERE status = 'pending';
 
 CREATE TABLE events (
   id text PRIMARY KEY,
