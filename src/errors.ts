@@ -1,3 +1,4 @@
+import { GROUP_SEPARATORS } from './domain/card.js'
 import { ID_PREFIX } from './domain/ids.js'
 
 /**
@@ -78,7 +79,7 @@ const DIGIT_RUN = /(?:\d(?:[ \t+-]|%[0-9A-Fa-f]{2})?){11,18}\d/g
  * write it (`4111 - 1111 - 1111 - 1111`, `4111.1111.1111.1111`) when the groups hold 12 digits or
  * more. Groups of one or two digits (`metadata.0.0.0`, a date) are no card's.
  */
-const DIGIT_GROUPS = /\d{3,}(?:(?:[\s+\-./_,'#*|=;()~\u2010-\u2015\u2212]|%[0-9A-Fa-f]{2}){1,3}\d{3,})+/g
+const DIGIT_GROUPS = new RegExp(`\\d{3,}(?:(?:[${GROUP_SEPARATORS}]|%[0-9A-Fa-f]{2}){1,3}\\d{3,})+`, 'g')
 /** A word of lowercase hex, with or without an id's prefix: perhaps one of the service's own. */
 const HEX_WORD = /(?<![0-9A-Za-z])(?:[a-z]+_)?[0-9a-f]{24,}(?![0-9A-Za-z])/
 /**

@@ -31,14 +31,22 @@ export function cardBrand(number: string): string {
 }
 
 /**
+ * What a person or a form puts between a card number's groups, as the characters of a regular
+ * expression's class: white space of any kind, a dash of any kind, punctuation.
+ */
+export const GROUP_SEPARATORS = "\\s\\-\\u2010-\\u2015\\u2212.+/_,'#*|=;()~"
+
+/**
  * Digits as a card number may be written: groups split by up to three separators (white space of
  * any kind, a dash of any kind, punctuation a person or a form puts between groups, a URL's
  * escape), or by dashes with spaces around them. A card number is one group or several in a row;
  * other numbers may stand beside it (`4111 1111 1111 1111 2025`). Only a row that is surely a card
  * number (isCardNumber) counts, so a wide net here costs no other text.
  */
-const DIGIT_GROUPS =
-  /\d+(?:(?:\s*[-\u2010-\u2015\u2212]{1,3}\s*|(?:[\s\-\u2010-\u2015\u2212.+/_,'#*|=:;()~]|%[0-9A-Fa-f]{2}){1,3})\d+)*/g
+const DIGIT_GROUPS = new RegExp(
+  `\\d+(?:(?:\\s*[-\\u2010-\\u2015\\u2212]{1,3}\\s*|(?:[${GROUP_SEPARATORS}:]|%[0-9A-Fa-f]{2}){1,3})\\d+)*`,
+  'g',
+)
 
 /** 12 to 19 digits of a known brand's prefix that pass the Luhn check: surely a card number. */
 function isCardNumber(digits: string): boolean {

@@ -84,24 +84,31 @@ function pathParts(data: unknown, pointer: string): (string | number)[] {
 const DECIMAL = /^-?\d+(\.\d+)?$/
 
 /**
- * Numbers Ajv read from text that are not written in decimal digits. Ajv converts any text that
- * JavaScript reads as the number (`0x10`, `1e1`, ` 16`), but a query's number is written one way.
- * `text` is the object as it came, before Ajv converted its values in place.
+ * The fields of text that JavaScript reads as a number not written in decimal digits (`0x10`,
+ * `1e1`, ` 16`), which Ajv would convert; undefined when there are none, as in nearly every request.
+ * A number past JSON's range is unstorable's to name.
  */
-function undecimal(text: Record<string, unknown>, data: unknown): ErrorObject[] {
+function nonDecimalNumbers(data: unknown): string[] | undefined {
+  if (typeof data !== 'object' || data === null) return undefined
+  const found = Object.keys(data).filter((k) => {
+    const v = (data as Record<string, unknown>)[k]
+    return typeof v === 'string' && !DECIMAL.test(v) && Number.isFinite(Number(v))
+  })
+  return found.length > 0 ? found : undefined
+}
+
+/** Of the fields nonDecimalNumbers found, those Ajv converted: a number the schema asked for. */
+function undecimal(fields: string[], data: unknown): ErrorObject[] {
   const converted = data as Record<string, unknown>
-  return (
-    Object.entries(text)
-      // a number past JSON's range is unstorable's to name
-      .filter(([k, v]) => typeof v === 'string' && Number.isFinite(converted[k]) && !DECIMAL.test(v))
-      .map(([k]) => ({
-        instancePath: `/${pointerPart(k)}`,
-        schemaPath: '#',
-        keyword: 'type',
-        params: {},
-        message: Number.isInteger(converted[k]) ? 'must be an integer in decimal digits' : 'must be a decimal number',
-      }))
-  )
+  return fields
+    .filter((k) => typeof converted[k] === 'number')
+    .map((k) => ({
+      instancePath: `/${pointerPart(k)}`,
+      schemaPath: '#',
+      keyword: 'type',
+      params: {},
+      message: Number.isInteger(converted[k]) ? 'must be an integer in decimal digits' : 'must be a decimal number',
+    }))
 }
 
 /**
@@ -114,9 +121,9 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
   const isText = httpPart !== 'body'
   const checked = (data: unknown): boolean => {
     validate ??= (isText ? textAjv : bodyAjv).compile(schema)
-    const text = isText && typeof data === 'object' && data !== null ? { ...data } : undefined
+    const suspects = isText ? nonDecimalNumbers(data) : undefined
     const valid = validate(data) as boolean
-    const problems = text ? [...unstorable(data), ...undecimal(text, data)] : unstorable(data)
+    const problems = suspects ? [...unstorable(data), ...undecimal(suspects, data)] : unstorable(data)
     const errors = problems.length > 0 ? [...(validate.errors ?? []), ...problems] : validate.errors
     for (const e of errors ?? []) (e as Located).parts = pathParts(data, e.instancePath)
     checked.errors = errors
