@@ -14,6 +14,7 @@ export const ERROR_CATALOG = {
   cursor_invalid: { status: 400, type: 'invalid_request_error' },
   source_used: { status: 400, type: 'invalid_request_error' },
   source_not_attached: { status: 400, type: 'invalid_request_error' },
+  card_unavailable: { status: 400, type: 'invalid_request_error' },
   customer_source_mismatch: { status: 400, type: 'invalid_request_error' },
   charge_not_capturable: { status: 400, type: 'invalid_request_error' },
   charge_not_voidable: { status: 400, type: 'invalid_request_error' },

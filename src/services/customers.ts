@@ -1,4 +1,5 @@
-import { AppError, notFound } from '../errors.js'
+import { holdsCardNumber } from '../domain/card.js'
+import { AppError, invalidParams, notFound } from '../errors.js'
 import type { CreateCustomerInput, CustomerView, UpdateCustomerInput } from '../schemas/customer.js'
 import * as customers from '../store/customers.js'
 import type { Db, Queryable } from '../store/db.js'
@@ -30,13 +31,22 @@ export function customerService(deps: { db: Db }) {
     return (await withSources(q, [row]))[0] as CustomerView
   }
 
-  async function create(scope: Scope, input: CreateCustomerInput): Promise<CustomerView> {
+  async function create(scope: Scope, input: CreateCustomerInput, idempotencyKey?: string): Promise<CustomerView> {
+    // a retry of a request whose answer was lost after the customer was stored
+    if (idempotencyKey) {
+      const earlier = await customers.getCustomerByKey(db, scope, idempotencyKey)
+      if (earlier) return one(db, earlier, earlier.id)
+    }
+    if (holdsCardNumber(input.email)) {
+      throw invalidParams([{ code: 'parameter_invalid', param: 'email', msg: 'email must not hold a card number' }])
+    }
     const row = await customers.insertCustomer(db, scope, {
       id: await makeId(db, scope, 'customer'),
       email: input.email,
       description: input.description,
       mobile_number: input.mobile_number,
       metadata: input.metadata ?? {},
+      idempotencyKey: idempotencyKey ?? null,
     })
     return customerView(row, [])
   }
@@ -74,15 +84,22 @@ export function customerService(deps: { db: Db }) {
     return { id, object: 'customer' as const, deleted: true as const }
   }
 
-  /** Attaching consumes the source: of any number of concurrent attaches, one succeeds. */
-  async function attach(scope: Scope, id: string, sourceId: string): Promise<CustomerView> {
+  /**
+   * Attaching consumes the source: of any number of concurrent attaches, one succeeds. A retry of
+   * that one (its Idempotency-Key) is answered as it would have been.
+   */
+  async function attach(scope: Scope, id: string, sourceId: string, idempotencyKey?: string): Promise<CustomerView> {
     const outcome = await db.transaction(async (tx) => {
       if (!(await customers.lockCustomer(tx, scope, id))) return 'no_customer' as const
-      const consumed = await sources.consumeSource(tx, scope, sourceId, id)
+      const consumed = await sources.consumeSource(tx, scope, sourceId, id, idempotencyKey)
       return consumed ? ('attached' as const) : ('not_consumed' as const)
     })
     if (outcome === 'no_customer') throw notFound('customer', id)
-    if (outcome === 'not_consumed') throw await whyNotConsumed(db, scope, sourceId)
+    if (outcome === 'not_consumed') {
+      const found = await sources.sourceConsumption(db, scope, sourceId)
+      const retried = idempotencyKey !== undefined && found?.attachKey === idempotencyKey
+      if (!retried || found?.source.customer_id !== id) throw whyNotConsumed(sourceId, found)
+    }
     return get(scope, id)
   }
 

@@ -195,9 +195,18 @@ function cardNumbersInText(body: Record<string, unknown>): Violation[] {
     .map(([param]) => ({ code: 'parameter_invalid', param, msg: `${param} must not hold a card number` }))
 }
 
-/** Tells why a consume failed: the source does not exist for this caller, or is used. */
-export async function whyNotConsumed(db: Db, scope: Scope, id: string): Promise<AppError> {
-  const row = await sources.getSource(db, scope, id)
-  if (!row) return notFound('source', id, 'source')
+/**
+ * Tells why a consume failed: the source does not exist for this caller, is used, or is a card
+ * source whose number is no longer kept (docs/api.md, card data), which could never be charged.
+ */
+export function whyNotConsumed(id: string, found: sources.SourceConsumption | undefined): AppError {
+  if (!found) return notFound('source', id, 'source')
+  if (!found.source.used && found.source.type === 'card' && !found.cardKept) {
+    return new AppError(
+      'card_unavailable',
+      `The card number of the source ${id} is no longer kept; ask the payer for the card again and make a new source`,
+      { param: 'source' },
+    )
+  }
   return new AppError('source_used', `The source ${id} has already been used`, { param: 'source' })
 }

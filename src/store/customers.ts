@@ -73,14 +73,21 @@ export function getCustomerWithSources(
   return customersWithSources(db, { scope, id })
 }
 
-const INSERT_CUSTOMER = `INSERT INTO customers (id, account_id, livemode, email, description, mobile_number, metadata)
-   VALUES ($1, $2, $3, $4, $5, $6, $7::json) RETURNING ${COLUMNS}`
+const INSERT_CUSTOMER = `INSERT INTO customers (id, account_id, livemode, email, description, mobile_number, metadata,
+     idempotency_key)
+   VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8) RETURNING ${COLUMNS}`
 
-export async function insertCustomer(
-  db: Queryable,
-  scope: Scope,
-  c: { id: string; email: string; description: string; mobile_number?: string | undefined; metadata: object },
-): Promise<CustomerRow> {
+export interface NewCustomer {
+  id: string
+  email: string
+  description: string
+  mobile_number?: string | undefined
+  metadata: object
+  /** the request's Idempotency-Key, by which a retry finds what its first attempt made */
+  idempotencyKey: string | null
+}
+
+export async function insertCustomer(db: Queryable, scope: Scope, c: NewCustomer): Promise<CustomerRow> {
   const res = await db.query<CustomerRow>(INSERT_CUSTOMER, [
     c.id,
     scope.accountId,
@@ -89,8 +96,18 @@ export async function insertCustomer(
     c.description,
     c.mobile_number ?? null,
     JSON.stringify(c.metadata),
+    c.idempotencyKey,
   ])
   return res.rows[0] as CustomerRow
+}
+
+const CUSTOMER_BY_KEY = `SELECT ${COLUMNS} FROM customers WHERE account_id = $1 AND livemode = $2 AND idempotency_key = $3
+   ORDER BY id DESC LIMIT 1`
+
+/** The customer made by the request that carried this Idempotency-Key, if one was. */
+export async function getCustomerByKey(db: Queryable, scope: Scope, key: string): Promise<CustomerRow | undefined> {
+  const res = await db.query<CustomerRow>(CUSTOMER_BY_KEY, [scope.accountId, scope.livemode, key])
+  return res.rows[0]
 }
 
 const CUSTOMER_BY_ID = `SELECT ${COLUMNS} FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3`

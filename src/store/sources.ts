@@ -128,24 +128,55 @@ export async function getSourceByKey(db: Queryable, scope: Scope, key: string): 
 
 /**
  * Marks an unused source used, in one statement, so that of any number of concurrent
- * consumers exactly one gets the row back. With a customer id the source is also vaulted.
+ * consumers exactly one gets the row back. With a customer id the source is also vaulted, when it
+ * can still be charged: a card source whose number was erased (never used within the retention)
+ * is not taken. `attachKey`: the attaching request's Idempotency-Key, kept so that a retry of it
+ * is answered (sourceConsumption).
  */
 export async function consumeSource(
   db: Queryable,
   scope: Scope,
   id: string,
   attachTo?: string,
+  attachKey?: string,
 ): Promise<SourceRow | undefined> {
   const res = await db.query<SourceRow>(
     `UPDATE sources
      SET used = true, updated_at = now(),
          vaulted = vaulted OR $4::text IS NOT NULL,
-         customer_id = COALESCE($4::text, customer_id)
+         customer_id = COALESCE($4::text, customer_id),
+         attach_key = $5
      WHERE id = $1 AND account_id = $2 AND livemode = $3 AND used = false
+       AND ($4::text IS NULL OR type <> 'card' OR card_number_enc IS NOT NULL)
      RETURNING ${SELECT}`,
-    [id, scope.accountId, scope.livemode, attachTo ?? null],
+    [id, scope.accountId, scope.livemode, attachTo ?? null, attachKey ?? null],
   )
   return res.rows[0]
+}
+
+export interface SourceConsumption {
+  source: SourceRow
+  /** a card source still keeps its number, so it can be charged */
+  cardKept: boolean
+  /** the Idempotency-Key of the request that attached it */
+  attachKey: string | null
+}
+
+/** A source as it stands for being consumed: why it could not be, or by which request it was. */
+export async function sourceConsumption(
+  db: Queryable,
+  scope: Scope,
+  id: string,
+): Promise<SourceConsumption | undefined> {
+  const res = await db.query<SourceRow & { card_kept: boolean; attach_key: string | null }>(
+    `SELECT ${SELECT}, card_number_enc IS NOT NULL AS card_kept, attach_key
+     FROM sources WHERE id = $1 AND account_id = $2 AND livemode = $3`,
+    [id, scope.accountId, scope.livemode],
+  )
+  const row = res.rows[0]
+  if (!row) return undefined
+  const { card_kept, attach_key, ...source } = row
+  return { source, cardKept: card_kept, attachKey: attach_key }
 }
 
 /**

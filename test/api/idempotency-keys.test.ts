@@ -127,6 +127,8 @@ describe('the key itself', () => {
     ])
     const retried = await t.sk.post('/v2/customers/', body, idem(k))
     expectFresh(retried, 201)
+    // the first attempt had made the customer: the retry answers it, and makes none again
+    expect(await countCustomers(body.email)).toBe(1)
     expectReplayOf(await t.sk.post('/v2/customers/', body, idem(k)), retried)
   })
 

@@ -183,6 +183,35 @@ describe('concurrent attaches across two processes (PostgreSQL)', () => {
   })
 })
 
+describe('what cannot be attached or detached', () => {
+  it('a card source whose number was erased, never used within the retention, is 400 card_unavailable', async () => {
+    const c = await newCustomer()
+    const s = await newSource()
+    const kept = await newSource()
+    // the recovery sweep's pass once the retention (here 1 ms) is over for both
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    await t.sk.post(`/v2/customers/${c.id}/sources`, { source: kept.id })
+    expect(await t.app.services.sources.eraseOldCardData(1)).toBeGreaterThan(0)
+
+    const res = await t.sk.post(`/v2/customers/${c.id}/sources`, { source: s.id })
+    expectError(res, 400, 'card_unavailable', 'source')
+    expect(res.text).not.toContain('4242424242424242')
+    expect((await t.sk.get(`/v2/sources/${s.id}`)).body).toMatchObject({ used: false, vaulted: false })
+    // the card saved before the sweep keeps its number, and is still charged
+    expect((await t.sk.get(`/v2/customers/${c.id}`)).body.sources.map((x: { id: string }) => x.id)).toEqual([kept.id])
+    const charge = await t.sk.post('/v2/charges/', { amount: 100, currency: 'usd', source: kept.id, customer: c.id })
+    expect(charge.body.status, charge.text).toBe('succeeded')
+  })
+
+  it('an over-long id names nothing: 404, as on every other route', async () => {
+    const c = await newCustomer()
+    const s = await newSource()
+    const long = '0'.repeat(101)
+    expectError(await t.sk.delete(`/v2/customers/cus_${long}/sources/${s.id}`), 404, 'resource_missing')
+    expectError(await t.sk.delete(`/v2/customers/${c.id}/sources/src_${long}`), 404, 'resource_missing')
+  })
+})
+
 describe('deleting a customer while its saved sources are being charged (PostgreSQL)', () => {
   it('locks the sources in the order of their ids, as a charge does: it waits, and never deadlocks', async () => {
     const c = await newCustomer()

@@ -73,6 +73,12 @@ describe('POST /v2/customers/', () => {
     }
   })
 
+  it('an email holding a card number is 422, as an address on a source is, and is not echoed', async () => {
+    const res = await t.sk.post('/v2/customers/', { email: '4111111111111111@example.com', description: 'x' })
+    expectRefused(res, ['body', 'email'], 'parameter_invalid')
+    expect(res.text).not.toContain('4111111111111111')
+  })
+
   it('description is required, 1 to 255 characters', async () => {
     expectRefused(
       await t.sk.post('/v2/customers/', { email: uniqueEmail() }),

@@ -14,8 +14,8 @@ import { pageOf } from '../lists.js'
 
 const CustomerParams = IdParams('cus_id', 'cus_')
 const CustomerSourceParams = Type.Object({
-  cus_id: Type.String({ minLength: 1, maxLength: 100 }),
-  src_id: Type.String({ minLength: 1, maxLength: 100 }),
+  ...CustomerParams.properties,
+  ...IdParams('src_id', 'src_').properties,
 })
 const tags = ['customers']
 
@@ -33,7 +33,8 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: withErrors({ 201: Customer }),
       },
     },
-    async (req, reply) => reply.code(201).send(await customers.create(req.caller, req.body)),
+    async (req, reply) =>
+      reply.code(201).send(await customers.create(req.caller, req.body, req.idempotencyClaim?.requestKey)),
   )
 
   app.get(
@@ -126,7 +127,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: withErrors({ 200: Customer }),
       },
     },
-    (req) => customers.attach(req.caller, req.params.cus_id, req.body.source),
+    (req) => customers.attach(req.caller, req.params.cus_id, req.body.source, req.idempotencyClaim?.requestKey),
   )
 
   app.delete(

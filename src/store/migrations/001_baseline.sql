@@ -55,11 +55,15 @@ CREATE TABLE customers (
   mobile_number text,
   description text,
   metadata json NOT NULL DEFAULT '{}'::json,
+  -- the Idempotency-Key of the request that made it: a retry after a lost answer finds it
+  idempotency_key text,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX customers_list ON customers (account_id, livemode, id);
 CREATE INDEX customers_email ON customers (account_id, livemode, lower(email), id DESC);
+CREATE INDEX customers_idempotency ON customers (account_id, livemode, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
 
 -- The objects a row carries (a card as shown, an address, an action, a failure, metadata) are
 -- json, not jsonb: the service writes and reads them whole, and nothing queries into them.
@@ -82,6 +86,8 @@ CREATE TABLE sources (
   customer_id text REFERENCES customers (id) ON DELETE SET NULL,
   -- the Idempotency-Key of the request that made it: a retry after a crash finds it
   idempotency_key text,
+  -- the Idempotency-Key of the request that attached it: a retry of that request is answered
+  attach_key text,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now()
 );
