@@ -50,7 +50,10 @@ const RECORD_OUTCOMES = `WITH v AS (
      UPDATE charges c SET ${patchSetsFromJson('c', 'v.patch').join(', ')}, updated_at = v.at,
        reversal_asked_at = CASE WHEN v.reversal_owed THEN now() ELSE c.reversal_asked_at END
      FROM v JOIN source_locked ON source_locked.id = v.source_id AND source_locked.as_read WHERE c.id = v.charge_id
-       AND (c.processing_since = v.held_since OR (c.processing IS NULL AND c.action_token = v.held_action_token))
+       AND (c.processing_since = v.held_since
+         -- a payer's answer the sweep let go: only while the charge still waits for that step
+         OR (c.processing IS NULL AND c.status = 'pending' AND c.action IS NOT NULL
+           AND c.action_token = v.held_action_token))
      RETURNING c.id
    ), recorded AS (
      SELECT v.* FROM v JOIN charge ON charge.id = v.charge_id

@@ -175,6 +175,35 @@ describe('payer timeouts on the test clock', () => {
   })
 })
 
+describe('many charges overdue at once', () => {
+  it('fail in the pass the advance asks for, however many there are', async () => {
+    const app = await testApp({}, { recovery: { intervalMs: 60_000, graceMs: 30_000, payerTimeoutMs: 3_600_000 } })
+    try {
+      const ids: string[] = []
+      // more than the sweep claims at a time, three times over
+      for (let i = 0; i < 61; i++) {
+        const src = await app.sk.post('/v2/sources/', { type: 'qr_a', redirect: REDIRECT })
+        ids.push((await app.sk.post('/v2/charges/', { amount: 100, currency: 'usd', source: src.body.id })).body.id)
+      }
+      await app.sk.post('/v2/test/clock/advance', { seconds: 3601 })
+      const pending = async () => {
+        const list = (await app.sk.get('/v2/charges/?limit=100')).body.data as Json[]
+        return list.filter((c) => c.status === 'pending').length
+      }
+      let left = await pending()
+      for (let i = 0; i < 100 && left > 0; i++) {
+        await new Promise((r) => setTimeout(r, 50))
+        left = await pending()
+      }
+      expect(left).toBe(0)
+      const failed = await Promise.all(ids.map(async (id) => (await app.sk.get(`/v2/charges/${id}`)).body))
+      expect(new Set(failed.map((c) => c.failure_data?.code))).toEqual(new Set(['payment_expired']))
+    } finally {
+      await app.close()
+    }
+  })
+})
+
 describe('an operation under way when the clock is advanced', () => {
   it('is finished once, by the request that began it, not a second time by the recovery sweep', async () => {
     // the advance runs the sweep at once; only the real time says whether a process is still at work
