@@ -108,6 +108,22 @@ export async function listChargesWithDetails(
   return { rows: [...reading.page.rows], hasMore: reading.page.hasMore }
 }
 
+const CHARGE_WITH_DETAILS = `${WITH_DETAILS} WHERE c.id = $1 AND c.account_id = $2 AND c.livemode = $3`
+
+/**
+ * The caller's charge with its source and refunds, read in one statement: as they stood at one
+ * moment, so its amount_refunded always adds up its refunds, however many are being made.
+ */
+export async function getChargeWithDetails(
+  db: Queryable,
+  scope: Scope,
+  id: string,
+): Promise<ChargeWithDetails | undefined> {
+  const res = await db.query<JsonDetails>(CHARGE_WITH_DETAILS, [id, scope.accountId, scope.livemode])
+  const found = res.rows[0]
+  return found && fromJson(found)
+}
+
 const DETAILS_OF = `SELECT (SELECT to_json(s) FROM (SELECT ${SOURCE_COLUMNS.join(', ')} FROM sources WHERE id = $1) s) AS source,
      (SELECT coalesce(json_agg(r ORDER BY r.id), '[]') FROM (
         SELECT ${REFUND_COLUMNS.join(', ')} FROM refunds WHERE charge_id = $2) r) AS refunds`

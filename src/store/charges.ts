@@ -237,6 +237,26 @@ export async function patchHeldCharge(
   return res.rows[0]
 }
 
+/**
+ * Records the outcome of the operation `held` was read with, by whichever run of it the processor
+ * answered: while that operation is still under way, whether or not this run still holds it (the
+ * sweep may have claimed it and sent it again; the processor's answer to either is the answer to
+ * both). Undefined once another run has ended it.
+ */
+export async function patchOperationUnderWay(
+  db: Queryable,
+  held: Pick<ChargeRow, 'id' | 'processing'>,
+  patch: ChargePatch,
+): Promise<ChargeRow | undefined> {
+  const params: unknown[] = [held.id, held.processing]
+  const sets = patchSets(patch, params)
+  const res = await db.query<ChargeRow>(
+    `UPDATE charges SET ${sets.join(', ')} WHERE id = $1 AND processing = $2 RETURNING ${SELECT}`,
+    params,
+  )
+  return res.rows[0]
+}
+
 const CLAIM_INTERRUPTED = `UPDATE charges SET processing_since = now() WHERE id IN (
      SELECT id FROM charges WHERE processing IS NOT NULL
        AND processing_since < now() - $1 * interval '1 millisecond'

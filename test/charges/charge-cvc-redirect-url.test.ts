@@ -30,7 +30,7 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
 
 /** A customer with a card saved to it, charged once already: its own security code is gone. */
 async function savedCard(number: string) {
-  const made = await t.sk.post('/v2/customers/', { email: `ann.${number}@example.com`, description: 'Ann' })
+  const made = await t.sk.post('/v2/customers/', { email: `ann.${number.slice(-4)}@example.com`, description: 'Ann' })
   expect(made.status, made.text).toBe(201)
   const customer = made.body
   const source = (await t.sk.post('/v2/sources/', cardSource({ number, cvc: '321' }))).body

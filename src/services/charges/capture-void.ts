@@ -2,7 +2,14 @@ import { type ChargeState, canCapture, canVoid } from '../../domain/charge-state
 import { AppError, notFound } from '../../errors.js'
 import { type Processor, ProcessorError } from '../../processor/processor.js'
 import type { ChargeView } from '../../schemas/charge.js'
-import { type ChargePatch, type ChargeRow, getCharge, patchCharge, patchHeldCharge } from '../../store/charges.js'
+import {
+  type ChargePatch,
+  type ChargeRow,
+  getCharge,
+  patchCharge,
+  patchHeldCharge,
+  patchOperationUnderWay,
+} from '../../store/charges.js'
 import type { Scope } from '../../store/scope.js'
 import { type ChargeContext, refuse } from './context.js'
 import { currentView, loadView } from './views.js'
@@ -37,10 +44,14 @@ export function captureAndVoid(ctx: ChargeContext) {
     })
   }
 
-  /** Records an operation's outcome and its event, in one transaction, while the run holds it. */
+  /**
+   * Records an operation's outcome and its event, in one transaction, while the operation is under
+   * way: a run the sweep took over still records the processor's answer to its own call, so that
+   * its client is told the operation was done.
+   */
   async function finish(scope: Scope, held: ChargeRow, patch: ChargePatch, eventType: string): Promise<ChargeView> {
     const view = await db.transaction(async (tx) => {
-      const row = await patchHeldCharge(tx, held, patch)
+      const row = await patchOperationUnderWay(tx, held, patch)
       if (!row) return undefined
       const view = await loadView(tx, row)
       await events.record(tx, scope, eventType, view)

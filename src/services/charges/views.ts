@@ -1,7 +1,7 @@
 import { notFound } from '../../errors.js'
 import type { ChargeView, RefundView } from '../../schemas/charge.js'
-import { detailsOf, listChargesWithDetails } from '../../store/charge-views.js'
-import { type ChargeRow, getCharge } from '../../store/charges.js'
+import { detailsOf, getChargeWithDetails, listChargesWithDetails } from '../../store/charge-views.js'
+import type { ChargeRow } from '../../store/charges.js'
 import type { Db, Queryable } from '../../store/db.js'
 import type { Page, PageRequest } from '../../store/list.js'
 import type { RefundRow } from '../../store/refunds.js'
@@ -61,9 +61,9 @@ export async function loadView(q: Queryable, row: ChargeRow): Promise<ChargeView
 
 /** The view of the caller's charge `id` as stored now. */
 export async function currentView(q: Queryable, scope: Scope, id: string): Promise<ChargeView> {
-  const row = await getCharge(q, scope, id)
-  if (!row) throw notFound('charge', id)
-  return loadView(q, row)
+  const found = await getChargeWithDetails(q, scope, id)
+  if (!found) throw notFound('charge', id)
+  return chargeView(found.charge, found.source, found.refunds)
 }
 
 export function chargeViews(db: Db) {
