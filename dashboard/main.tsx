@@ -52,7 +52,9 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: () => voi
   const known = Object.hasOwn(ADDRESSES, section) && route.parts.length <= 1 + (ADDRESSES[section] ?? 0)
   let view = <ChargesView client={client} route={route} />
   if (!known) view = <NotFound />
-  else if (section === 'charges' && id) view = <ChargeView client={client} id={id} />
+  // keyed by its id: another charge is a new view, with no question, typed amount or action of
+  // the one before, whose "Yes" would otherwise act on the charge no longer shown
+  else if (section === 'charges' && id) view = <ChargeView key={id} client={client} id={id} />
   else if (section === 'customers') view = <CustomersView client={client} route={route} />
   else if (section === 'events') view = <EventsView client={client} route={route} />
   else if (section === 'deliveries') view = <DeliveriesView client={client} route={route} />

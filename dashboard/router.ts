@@ -6,10 +6,19 @@ export interface Route {
   query: URLSearchParams
 }
 
+/** A part as written when it is no escape (`%zz`, pasted or typed): its view then says "not found". */
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part)
+  } catch {
+    return part
+  }
+}
+
 function current(): Route {
   const hash = location.hash.replace(/^#/, '') || '/charges'
   const [path = '', search = ''] = hash.split('?')
-  return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(search) }
+  return { parts: path.split('/').filter(Boolean).map(decoded), query: new URLSearchParams(search) }
 }
 
 export function useRoute(): Route {
@@ -22,9 +31,14 @@ export function useRoute(): Route {
   return route
 }
 
-/** The fragment of a view: `href('/charges', {status: 'failed'})`; empty values are left out. */
-export function href(path: string, query: Record<string, string | undefined> = {}): string {
+/**
+ * The fragment of a view: `href('/charges', {status: 'failed'})`; empty values are left out. A path
+ * with an id is given as its parts, `href(['charges', id])`, each escaped: an id may hold `%`, `/`,
+ * `?` or `#`, which would otherwise be read as another address.
+ */
+export function href(path: string | readonly string[], query: Record<string, string | undefined> = {}): string {
+  const at = typeof path === 'string' ? path : `/${path.map(encodeURIComponent).join('/')}`
   const q = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => !!e[1]))
   const search = q.toString()
-  return `#${path}${search ? `?${search}` : ''}`
+  return `#${at}${search ? `?${search}` : ''}`
 }

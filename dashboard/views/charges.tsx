@@ -23,7 +23,7 @@ export function ChargesView({ client, route }: { client: JackdawClient; route: R
   const find = (e: Event) => {
     e.preventDefault()
     const id = search.trim()
-    if (id) location.hash = href(`/charges/${id}`)
+    if (id) location.hash = href(['charges', id])
   }
   return (
     <section>

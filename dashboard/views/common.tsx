@@ -6,21 +6,28 @@ import { href } from '../router.js'
 
 export type Loaded<T> = { state: 'loading' } | { state: 'error'; message: string } | { state: 'ready'; value: T }
 
-/** Runs `load` when `deps` change; `reload` runs it again (after an action). */
+const same = (a: unknown[], b: unknown[]) => a.length === b.length && a.every((x, i) => Object.is(x, b[i]))
+
+/**
+ * Runs `load` when `deps` change; `reload` runs it again (after an action). What was loaded for
+ * other `deps` is not shown meanwhile, but loading: its rows and buttons would read as, and act
+ * on, what was asked before. A reload keeps showing what it refreshes.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [Loaded<T>, () => void] {
-  const [loaded, setLoaded] = useState<Loaded<T>>({ state: 'loading' })
+  const [loaded, setLoaded] = useState<{ deps: unknown[]; loaded: Loaded<T> }>({ deps, loaded: { state: 'loading' } })
   const [round, setRound] = useState(0)
   useEffect(() => {
     let live = true
     load().then(
-      (value) => live && setLoaded({ state: 'ready', value }),
-      (err: unknown) => live && setLoaded({ state: 'error', message: describe(err) }),
+      (value) => live && setLoaded({ deps, loaded: { state: 'ready', value } }),
+      (err: unknown) => live && setLoaded({ deps, loaded: { state: 'error', message: describe(err) } }),
     )
     return () => {
       live = false
     }
   }, [...deps, round])
-  return [loaded, useCallback(() => setRound((n) => n + 1), [])]
+  // decided as the page is drawn, not in an effect after it, which would leave one frame to click in
+  return [same(loaded.deps, deps) ? loaded.loaded : { state: 'loading' }, useCallback(() => setRound((n) => n + 1), [])]
 }
 
 export function describe(err: unknown): string {
@@ -88,7 +95,7 @@ export function Id({ id }: { id: string }) {
 
 export function ChargeLink({ id }: { id: string }) {
   return (
-    <a href={href(`/charges/${id}`)}>
+    <a href={href(['charges', id])}>
       <Id id={id} />
     </a>
   )
