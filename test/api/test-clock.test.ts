@@ -97,6 +97,9 @@ describe('the test clock', () => {
     for (const res of [
       await t.skLive.get('/v2/test/clock'),
       await t.skLive.post('/v2/test/clock/advance', { seconds: 60 }),
+      // whatever it sends: a body or query the route would refuse tells nothing of it either
+      await t.skLive.get('/v2/test/clock?x=1'),
+      await t.skLive.post('/v2/test/clock/advance', {}),
     ]) {
       expect(res.status).toBe(404)
       expect(res.body.error.code).toBe('route_missing')

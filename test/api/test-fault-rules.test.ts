@@ -42,6 +42,14 @@ describe('the fault rules', () => {
     const write = await setRules([{ operation: 'charges.create', fault: 'rate_limited' }], t.skLive)
     expect(write.status).toBe(404)
     expect(write.body.error.code).toBe('route_missing')
+    // whatever it sends: a body or query the route would refuse tells nothing of it either
+    for (const res of [
+      await t.skLive.put('/v2/test/faults', { rules: 5 }),
+      await t.skLive.get('/v2/test/faults?x=1'),
+    ]) {
+      expect(res.status, res.text).toBe(404)
+      expect(res.body.error.code).toBe('route_missing')
+    }
     expect(await storedRules()).toBeUndefined()
   })
 

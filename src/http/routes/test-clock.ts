@@ -2,11 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { NoQuery, withErrors } from '../../schemas/common.js'
 import { AdvanceBody, TestClock } from '../../schemas/test-clock.js'
 import type { Services } from '../../services/index.js'
+import { hiddenFromLiveKeys } from '../test-mode-routes.js'
 import { TEST_MODE_TAG } from './accounts.js'
 
 /** The account's test clock (test keys only; a live key finds no such route). */
 export const testClockRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = [TEST_MODE_TAG]
+  hiddenFromLiveKeys(app)
   app.get(
     '/v2/test/clock',
     {

@@ -2,11 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { NoQuery, withErrors } from '../../schemas/common.js'
 import { FaultRulesBody, TestFaults } from '../../schemas/test-faults.js'
 import type { Services } from '../../services/index.js'
+import { hiddenFromLiveKeys } from '../test-mode-routes.js'
 import { TEST_MODE_TAG } from './accounts.js'
 
 /** The account's fault rules (test keys only; a live key finds no such route). */
 export const testFaultRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = [TEST_MODE_TAG]
+  hiddenFromLiveKeys(app)
   app.get(
     '/v2/test/faults',
     {

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { AppError } from '../../errors.js'
 import { ListOf, NoQuery, withErrors } from '../../schemas/common.js'
 import { Scenario, ScenarioOverrides, ScenarioParams, ScenarioRun } from '../../schemas/scenario.js'
 import { chargeBodyViolations } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
+import { hiddenFromLiveKeys } from '../test-mode-routes.js'
 import { TEST_MODE_TAG } from './accounts.js'
 import { hostedPageUrlOf } from './hosted.js'
 
@@ -13,12 +13,7 @@ export const testScenarioRoutes: FastifyPluginAsyncTypebox<{
   publicUrl?: string | undefined
 }> = async (app, { services, publicUrl }) => {
   const tags = [TEST_MODE_TAG]
-  // before the body is checked: a live key finds no such route, whatever it sends
-  app.addHook('preValidation', async (request) => {
-    if (request.caller?.livemode) {
-      throw new AppError('route_missing', `No route ${request.method} ${request.url.split('?')[0]}`)
-    }
-  })
+  hiddenFromLiveKeys(app)
 
   app.get(
     '/v2/test/scenarios',
