@@ -13,6 +13,9 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 /** The notify calls one account, or one receiving host, may have in flight in a process, unless told. */
 export const DEFAULT_NOTIFY_SHARE = 4
 
+/** The fewest characters of the operator's token (JACKDAW_ADMIN_TOKEN, and startJackdaw's adminToken). */
+export const ADMIN_TOKEN_MIN_LENGTH = 16
+
 // the longest a Node timer waits (2^31 - 1 ms, about 24.8 days); a longer one fires at once
 const MAX_TIMER_MS = 2_147_483_647
 
@@ -31,7 +34,7 @@ const ConfigSchema = Type.Object({
   JACKDAW_LIVE_PROCESSOR_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   JACKDAW_LIVE_PROCESSOR_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   /** the operator's token for POST and DELETE /v2/accounts; generated into the data directory for the embedded store when absent */
-  JACKDAW_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  JACKDAW_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: ADMIN_TOKEN_MIN_LENGTH })),
   /** comma-separated seconds between notify attempts */
   JACKDAW_NOTIFY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\d+(\\.\\d+)?(,\\d+(\\.\\d+)?)*$' })),
   JACKDAW_NOTIFY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 10000 }),

@@ -129,14 +129,46 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
   const logger = makeLogger(config)
   const liveProcessor = liveProcessorOf(config)
   const store = await openStore(config, { onServerLost: serverLost(logger) })
-  const keys = opts.quiet ? undefined : await defaultAccount(config, store)
-  const admin = adminTokenOf(config, store)
   // commands fail at once while Redis is down: the rate limit then lets requests through, and
   // unknown keys are counted by each process alone
   const redis = config.REDIS_URL
     ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
     : undefined
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis unavailable'))
+  let running: Awaited<ReturnType<typeof listening>>
+  try {
+    running = await listening(config, store, { logger, liveProcessor, redis, quiet: opts.quiet })
+  } catch (err) {
+    // a start that fails leaves no embedded server running behind it
+    redis?.disconnect()
+    await store.db.close().catch(() => {})
+    throw err
+  }
+
+  let closing = false
+  const shutdown = async (signal: string) => {
+    if (closing) return
+    closing = true
+    logger.info({ signal }, 'shutting down')
+    await running.close()
+    await store.db.close()
+    redis?.disconnect()
+    process.exit(0)
+  }
+  process.once('SIGINT', () => void shutdown('SIGINT'))
+  process.once('SIGTERM', () => void shutdown('SIGTERM'))
+  return running
+}
+
+/** The app of `serve` on the open store, listening; closed again when it cannot listen. */
+async function listening(
+  config: Config,
+  store: Store,
+  opts: { logger: Logger; liveProcessor: ReturnType<typeof liveProcessorOf>; redis?: Redis; quiet?: boolean },
+) {
+  const { logger, liveProcessor, redis } = opts
+  const keys = opts.quiet ? undefined : await defaultAccount(config, store)
+  const admin = adminTokenOf(config, store)
   const app = await createApp({
     db: store.db,
     vault: store.vault,
@@ -165,21 +197,13 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
     idempotencyLeaseSeconds: config.JACKDAW_IDEMPOTENCY_LEASE_SECONDS,
     adminToken: admin?.token,
   })
-  const address = await app.listen({ port: config.PORT, host: config.HOST })
-  if (!opts.quiet) process.stdout.write(banner(config, address, store, keys, 1, admin))
-
-  let closing = false
-  const shutdown = async (signal: string) => {
-    if (closing) return
-    closing = true
-    logger.info({ signal }, 'shutting down')
-    await app.close()
-    await store.db.close()
-    redis?.disconnect()
-    process.exit(0)
+  try {
+    const address = await app.listen({ port: config.PORT, host: config.HOST })
+    if (!opts.quiet) process.stdout.write(banner(config, address, store, keys, 1, admin))
+  } catch (err) {
+    await app.close().catch(() => {})
+    throw err
   }
-  process.once('SIGINT', () => void shutdown('SIGINT'))
-  process.once('SIGTERM', () => void shutdown('SIGTERM'))
   return app
 }
 
@@ -210,12 +234,19 @@ export function workerExecArgv(execArgv: readonly string[], workers: number, cor
  * would an external one.
  */
 export async function serveCluster(config: Config, workers: number) {
-  if (cluster.isPrimary) {
-    liveProcessorOf(config)
-    const store = await openStore(config, { onServerLost: serverLost(makeLogger(config)) })
-    const keys = await defaultAccount(config, store)
-    const admin = adminTokenOf(config, store)
-    const workerEnv = store.embedded
+  if (!cluster.isPrimary) {
+    await serve(config, { quiet: true })
+    return
+  }
+  liveProcessorOf(config)
+  const store = await openStore(config, { onServerLost: serverLost(makeLogger(config)) })
+  let keys: TestKeys | undefined
+  let admin: ReturnType<typeof adminTokenOf>
+  let workerEnv: Record<string, string | undefined> | undefined
+  try {
+    keys = await defaultAccount(config, store)
+    admin = adminTokenOf(config, store)
+    workerEnv = store.embedded
       ? {
           DATABASE_URL: store.embedded.url,
           JACKDAW_ADMIN_TOKEN: admin?.token,
@@ -223,57 +254,77 @@ export async function serveCluster(config: Config, workers: number) {
             config.JACKDAW_ENCRYPTION_KEY ?? loadOrCreateKeyFile(config.JACKDAW_DATA_DIR).toString('base64'),
         }
       : undefined
-    if (!store.embedded) await store.db.close()
-    let stopping = false
-    let announced = false
-    let listening = 0
-    cluster.setupPrimary({
-      execArgv: workerExecArgv(process.execArgv, workers, os.availableParallelism()),
-    })
-    for (let i = 0; i < workers; i++) cluster.fork(workerEnv)
-    cluster.on('listening', (_worker, addr) => {
-      listening += 1
-      if (!announced && listening >= workers) {
-        announced = true
-        const host = addr.address && addr.address !== '::' ? addr.address : config.HOST
-        process.stdout.write(banner(config, `http://${host}:${addr.port}`, store, keys, workers, admin))
-      }
-    })
-    cluster.on('exit', (worker, code, signal) => {
-      if (stopping) return
-      process.stderr.write(`jackdaw: process ${worker.process.pid} ended (${signal ?? code}); starting another\n`)
-      cluster.fork(workerEnv)
-    })
-    const stop = () => {
-      if (stopping) return
-      stopping = true
-      // the embedded server stops once the workers have finished with it
-      let finishing = false
-      const done = async () => {
-        if (finishing) return
-        finishing = true
-        if (store.embedded) await store.db.close().catch(() => {})
-        process.exit(0)
-      }
-      // each process finishes the requests under way, however long their processor takes; a second
-      // signal stops the workers at once
-      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM')
-      const force = () => {
-        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL')
-        void done()
-      }
-      process.once('SIGINT', force)
-      process.once('SIGTERM', force)
-      cluster.on('exit', () => {
-        if (Object.keys(cluster.workers ?? {}).length === 0) void done()
-      })
-    }
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
-    return
+  } catch (err) {
+    await store.db.close().catch(() => {})
+    throw err
   }
-  await serve(config, { quiet: true })
+  if (!store.embedded) await store.db.close()
+  let stopping = false
+  let announced = false
+  let listening = 0
+  const restarts: number[] = []
+  cluster.setupPrimary({
+    execArgv: workerExecArgv(process.execArgv, workers, os.availableParallelism()),
+  })
+  for (let i = 0; i < workers; i++) cluster.fork(workerEnv)
+  cluster.on('listening', (_worker, addr) => {
+    listening += 1
+    if (!announced && listening >= workers) {
+      announced = true
+      const host = addr.address && addr.address !== '::' ? addr.address : config.HOST
+      process.stdout.write(banner(config, `http://${host}:${addr.port}`, store, keys, workers, admin))
+    }
+  })
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return
+    const ended = `process ${worker.process.pid} ended (${signal ?? code})`
+    // a process that cannot start (the port in use, a bad HOST) fails the same way every time:
+    // the service stops, its reason printed above by the process itself, rather than fork forever
+    const now = Date.now()
+    restarts.push(now)
+    while (restarts.length > 0 && (restarts[0] as number) < now - RESTART_WINDOW_MS) restarts.shift()
+    if (listening === 0 || restarts.length > MAX_RESTARTS) {
+      const why = listening === 0 ? ' before any was listening' : `, the ${restarts.length}th within a minute`
+      process.stderr.write(`jackdaw: ${ended}${why}; stopping\n`)
+      stop(1)
+      return
+    }
+    process.stderr.write(`jackdaw: ${ended}; starting another\n`)
+    cluster.fork(workerEnv)
+  })
+  const stop = (exitCode = 0) => {
+    if (stopping) return
+    stopping = true
+    // the embedded server stops once the workers have finished with it
+    let finishing = false
+    const done = async () => {
+      if (finishing) return
+      finishing = true
+      if (store.embedded) await store.db.close().catch(() => {})
+      process.exit(exitCode)
+    }
+    const live = () => Object.values(cluster.workers ?? {}).filter((w) => w && !w.isDead())
+    // each process finishes the requests under way, however long their processor takes; a second
+    // signal stops the workers at once
+    for (const w of live()) w?.process.kill('SIGTERM')
+    const force = () => {
+      for (const w of live()) w?.process.kill('SIGKILL')
+      void done()
+    }
+    process.once('SIGINT', force)
+    process.once('SIGTERM', force)
+    cluster.on('exit', () => {
+      if (live().length === 0) void done()
+    })
+    if (live().length === 0) void done()
+  }
+  process.once('SIGINT', () => stop())
+  process.once('SIGTERM', () => stop())
 }
+
+/** More processes than this ending within RESTART_WINDOW_MS stop the service: they cannot run. */
+const MAX_RESTARTS = 10
+const RESTART_WINDOW_MS = 60_000
 
 export function explainStartupError(err: unknown, host = process.env.HOST): string {
   if (err instanceof ConfigError || err instanceof EmbeddedStoreError || err instanceof SchemaMismatchError)

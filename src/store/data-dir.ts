@@ -4,11 +4,15 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  linkSync,
   mkdirSync,
   openSync,
+  readFileSync,
+  rmSync,
   statfsSync,
   statSync,
   unlinkSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs'
 import path from 'node:path'
@@ -138,7 +142,8 @@ function assertWritable(abs: string) {
       `the disk is full (${freeMb} MB free; PostgreSQL needs at least ${needMb} MB). Free some space, or set JACKDAW_DATA_DIR to another disk`,
     )
   }
-  const probe = path.join(abs, '.write-test')
+  // one of its own for each process: two starts at once would remove each other's
+  const probe = path.join(abs, `.write-test-${process.pid}`)
   try {
     const fd = openSync(probe, 'w', 0o600)
     try {
@@ -152,5 +157,56 @@ function assertWritable(abs: string) {
   } catch (err) {
     const code = (err as { code?: string }).code
     throw fail(code === 'ENOSPC' ? 'the disk is full' : (err as Error).message)
+  }
+}
+
+/** the file of the process making the data directory's cluster; it holds that process's number */
+const INIT_LOCK = 'init.lock'
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as { code?: string }).code === 'EPERM'
+  }
+}
+
+/**
+ * Takes the data directory for making its cluster, which two processes started at once on a new
+ * directory would otherwise both do, each one's initdb failing in the other's files. A process
+ * that finds another making it is refused as a second service on the directory is; a lock left by
+ * a process that died is taken over. Returns the release.
+ */
+export function lockForInit(dataDir: string): () => void {
+  const lock = path.join(dataDir, INIT_LOCK)
+  // written whole beside it, then linked into place: whoever reads the lock finds a number in it
+  const mine = path.join(dataDir, `${INIT_LOCK}.${process.pid}`)
+  writeFileSync(mine, `${process.pid}\n`, { mode: 0o600 })
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        linkSync(mine, lock)
+        return () => rmSync(lock, { force: true })
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'EEXIST' || attempt > 3) throw err
+      }
+      let holder = 0
+      try {
+        holder = Number(readFileSync(lock, 'utf8').trim())
+      } catch {
+        // released meanwhile
+        continue
+      }
+      if (holder && isRunning(holder)) {
+        throw new EmbeddedStoreError(
+          `the data directory ${dataDir} is in use by another Jackdaw process (process ${holder}, which is making its PostgreSQL cluster); ` +
+            'stop that service, or set JACKDAW_DATA_DIR to another directory',
+        )
+      }
+      rmSync(lock, { force: true })
+    }
+  } finally {
+    rmSync(mine, { force: true })
   }
 }

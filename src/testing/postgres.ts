@@ -63,6 +63,29 @@ async function startThrowawayServer(): Promise<EmbeddedServer> {
     remove()
     state = 'stopped'
   })
+  // A signal whose default ends the process would end it without its 'exit' event, leaving the
+  // server running. Only a process that has no other listener for it is stopped here, as the
+  // signal would have stopped it: a program or test runner that listens decides for itself.
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (state !== 'running' || process.listenerCount(signal) > 1) return
+    state = 'stopping'
+    const hold = setInterval(() => {}, 1_000)
+    void server
+      .stop()
+      .catch(() => {})
+      .then(() => {
+        clearInterval(hold)
+        try {
+          remove()
+        } catch {}
+        state = 'stopped'
+        process.off('SIGINT', onSignal)
+        process.off('SIGTERM', onSignal)
+        process.kill(process.pid, signal)
+      })
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
   process.once('exit', () => {
     if (state === 'stopped') return
     try {

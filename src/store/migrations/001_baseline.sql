@@ -413,3 +413,12 @@ $$;
 
 CREATE TRIGGER deliveries_test_faults_duplicate AFTER INSERT ON deliveries
   FOR EACH ROW EXECUTE FUNCTION test_fault_notify_duplicate();
+
+-- What the store's encryption key is checked against at every start: an HMAC, by the key, of a
+-- fixed text (never the key), written by the first process to open the store. A process started
+-- with another key is refused, rather than serving what it cannot decrypt and writing what the
+-- others cannot read.
+CREATE TABLE encryption_key_check (
+  id boolean PRIMARY KEY DEFAULT true CHECK (id),
+  digest text NOT NULL
+);

@@ -1,0 +1,63 @@
+import { execFileSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { type Running, runTs } from '../helpers/process.js'
+
+const root = mkdtempSync(path.join(tmpdir(), 'jackdaw-concurrent-'))
+// the server's account (the service runs as root here) passes through to the data directories
+chmodSync(root, 0o711)
+
+/** PostgreSQL processes whose command line names a directory under `dir`. */
+function serversUnder(dir: string): number[] {
+  return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => /postgres/.test(line) && line.includes(`${dir}/`))
+    .map((line) => Number.parseInt(line, 10))
+}
+
+afterAll(() => {
+  for (const pid of serversUnder(root)) {
+    try {
+      process.kill(pid, 'SIGQUIT')
+    } catch {}
+  }
+  rmSync(root, { recursive: true, force: true })
+})
+
+/** 'listening', or 'exited' when the process ended first. */
+const outcome = (s: Running) =>
+  Promise.race([
+    s.exited.then(() => 'exited'),
+    s.waitFor(/listening on http/, 90_000).then(
+      () => 'listening',
+      () => 'exited',
+    ),
+  ])
+
+describe('two services started at once on a new data directory', () => {
+  it('one serves, the other stops saying the directory is in use', async () => {
+    const dir = path.join(root, 'data')
+    const env = { JACKDAW_DATA_DIR: dir, PORT: '0', DATABASE_URL: undefined, JACKDAW_ENCRYPTION_KEY: undefined }
+    const a = runTs(['src/main.ts'], env)
+    const b = runTs(['src/main.ts'], env)
+    try {
+      const outcomes = await Promise.all([outcome(a), outcome(b)])
+      const outputs = `${a.output()}\n----\n${b.output()}`
+      expect(outcomes.sort(), outputs).toEqual(['exited', 'listening'])
+      expect(outputs).toMatch(/is in use by another Jackdaw process/)
+      expect(outputs).not.toMatch(/initdb failed/)
+      expect(existsSync(path.join(dir, 'init.lock'))).toBe(false)
+    } finally {
+      await Promise.all([a.stop(), b.stop()])
+    }
+    // the one that served stopped its server, and the directory starts again
+    const again = runTs(['src/main.ts'], env)
+    try {
+      await again.waitFor(/test secret key/, 60_000)
+    } finally {
+      expect(await again.stop()).toBe(0)
+    }
+  }, 180_000)
+})
