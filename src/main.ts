@@ -4,7 +4,7 @@ import { isIPv6 } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { createApp } from './app.js'
 import { type Config, ConfigError, notifyAllowList, parseConfig } from './config.js'
@@ -13,6 +13,7 @@ import { loadOrCreateKeyFile } from './crypto/vault.js'
 import { makeLogger } from './logger.js'
 import { notifyWorkerSettings } from './notify/worker.js'
 import { liveProcessorOf } from './processor/live.js'
+import { openRedis } from './redis.js'
 import { accountService } from './services/accounts.js'
 import { EmbeddedStoreError } from './store/data-dir.js'
 import { SchemaMismatchError } from './store/migrate.js'
@@ -129,12 +130,9 @@ export async function serve(config: Config, opts: { quiet?: boolean } = {}) {
   const logger = makeLogger(config)
   const liveProcessor = liveProcessorOf(config)
   const store = await openStore(config, { onServerLost: serverLost(logger) })
-  // commands fail at once while Redis is down: the rate limit then lets requests through, and
-  // unknown keys are counted by each process alone
   const redis = config.REDIS_URL
-    ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
+    ? openRedis(config.REDIS_URL, (err) => logger.warn({ err: err.message }, 'redis unavailable'))
     : undefined
-  redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis unavailable'))
   let running: Awaited<ReturnType<typeof listening>>
   try {
     running = await listening(config, store, { logger, liveProcessor, redis, quiet: opts.quiet })
