@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { apiUrlOf, listen } from './cli/listen.js'
+import { CommandError, portOf, runProcessor } from './cli/processor.js'
 import { customerOf, metadataOf, trigger } from './cli/trigger.js'
 import { JackdawConnectionError, JackdawError } from './client/api.js'
 import { parseConfig } from './config.js'
@@ -9,8 +10,6 @@ import { AppError } from './errors.js'
 import { makeLogger } from './logger.js'
 import { runMain, serveCluster } from './main.js'
 import { redeliver } from './notify/deliveries.js'
-import { createProcessorServer } from './processor/server.js'
-import { Simulator } from './processor/simulator.js'
 import { EVENT_TYPES } from './schemas/event.js'
 import { accountService } from './services/accounts.js'
 import { openStore } from './store/open.js'
@@ -229,12 +228,13 @@ async function main(argv: string[]) {
       return
     }
     case 'processor': {
+      const port = portOf(values.port ?? '9090')
+      if (port === undefined) throw new UsageError('--port must be 0 to 65535')
       const config = parseConfig()
       const secret = config.JACKDAW_LIVE_PROCESSOR_SECRET
       if (!secret) throw new UsageError('JACKDAW_LIVE_PROCESSOR_SECRET must be set (at least 16 characters)')
-      const server = createProcessorServer({ processor: new Simulator(), secret, logger: makeLogger(config) })
-      const port = Number(values.port ?? '9090')
-      const address = await server.listen({ port, host: values.host ?? '127.0.0.1' })
+      const host = values.host ?? '127.0.0.1'
+      const address = await runProcessor({ secret, logger: makeLogger(config), host, port })
       process.stdout.write(`Jackdaw processor simulator listening on ${address}\n`)
       return
     }
@@ -313,7 +313,7 @@ await runMain(async () => {
       process.stderr.write(`jackdaw: ${said}: ${err.message}\n`)
       process.exit(1)
     }
-    if (err instanceof AppError) {
+    if (err instanceof AppError || err instanceof CommandError) {
       process.stderr.write(`jackdaw: ${err.message}\n`)
       process.exit(1)
     }

@@ -8,6 +8,7 @@ import {
   scenarioNamed,
   THREE_D_SECURE_CARD,
 } from '../domain/scenarios.js'
+import { MAX_CLOCK_OFFSET_SECONDS } from '../domain/time.js'
 import { AppError, invalidParams, type Violation } from '../errors.js'
 import { TEST_OTP_SUCCEEDS } from '../processor/simulator.js'
 import type { ChargeView, CreateChargeInput } from '../schemas/charge.js'
@@ -89,6 +90,8 @@ function tokenOf(charge: ChargeView): string {
 export function scenarioService(deps: ScenarioDeps) {
   const { sources, customers, charges } = deps
   const payerTimeoutMs = deps.payerTimeoutMs ?? DEFAULT_PAYER_TIMEOUT_MS
+  // charge.payment_expired's move of the test clock: just past the payer timeout
+  const expiryMove = Math.ceil(payerTimeoutMs / 1000) + 1
 
   function testModeOnly(scope: Scope, route: string) {
     if (scope.livemode) throw new AppError('route_missing', `No route ${route}`)
@@ -127,6 +130,21 @@ export function scenarioService(deps: ScenarioDeps) {
     }
   }
 
+  /**
+   * A run that moves the test clock needs the room to: found before its charge is made, which a
+   * clock stopped at its limit would otherwise leave waiting for its payer.
+   */
+  async function checkClockRoom(scope: Scope, def: ScenarioDefinition) {
+    if (def.name !== 'charge.payment_expired') return
+    const ahead = (await deps.testClock.read(scope)).offset_seconds
+    if (ahead + expiryMove > MAX_CLOCK_OFFSET_SECONDS) {
+      throw new AppError(
+        'request_invalid',
+        `${def.name} moves the test clock ${expiryMove} seconds forward, but the clock runs at most ${MAX_CLOCK_OFFSET_SECONDS} seconds (100 years) ahead and is ${ahead} seconds ahead now`,
+      )
+    }
+  }
+
   async function run(
     scope: Scope,
     name: string,
@@ -137,6 +155,7 @@ export function scenarioService(deps: ScenarioDeps) {
     const def = scenarioNamed(name)
     if (!def) throw new AppError('resource_missing', `No such scenario: '${name}'`, { param: 'name' })
     await check(scope, def, input)
+    await checkClockRoom(scope, def)
 
     const amount = input.amount ?? 1000
     const chargeFields = {
@@ -235,7 +254,7 @@ export function scenarioService(deps: ScenarioDeps) {
       }
       case 'charge.payment_expired': {
         const pending = await charge({ source: (await card(THREE_D_SECURE_CARD)).id })
-        objects.test_clock = await deps.testClock.advance(scope, Math.ceil(payerTimeoutMs / 1000) + 1)
+        objects.test_clock = await deps.testClock.advance(scope, expiryMove)
         objects.charge = await expired(scope, pending.id)
         break
       }

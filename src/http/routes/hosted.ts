@@ -31,6 +31,12 @@ const TITLES: Record<PayerStep, { title: string; text: string }> = {
   otp: { title: 'One-time password', text: 'Enter the code your bank sent you.' },
 }
 
+const TOO_LATE = 'The time to answer this payment has run out.'
+
+/** The page of a payment the payer has nothing left to do for. */
+const outcomePage = (status: string, text: string) =>
+  page('Payment', `<h1>Payment ${escapeHtml(status)}</h1><p>${escapeHtml(text)}</p>`)
+
 const Params = Type.Object({ ch_id: Type.String({ minLength: 1, maxLength: 100 }) })
 const Query = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200 })) })
 const Form = Type.Object({
@@ -76,8 +82,9 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
       if (!found) return notFound(reply)
       const { step, merchant } = found
       reply.type(HTML)
+      if (found.expired) return outcomePage('failed', `${TOO_LATE} There is nothing left to do here.`)
       if (found.status !== 'pending' || !step) {
-        return page('Payment', `<h1>Payment ${escapeHtml(found.status)}</h1><p>There is nothing left to do here.</p>`)
+        return outcomePage(found.status, 'There is nothing left to do here.')
       }
       const t = TITLES[step]
       // the form posts to the page's own address, relative to it (so under JACKDAW_PUBLIC_URL's
@@ -119,15 +126,13 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ services: Services; publi
         throw err
       }
       if (!done) return notFound(reply)
-      const { charge: view, returnTo } = done
+      const { charge: view, returnTo, expired } = done
       // an address that breaks the scheme rules is never followed: the page says the outcome instead
       if (returnTo && !redirectAddressProblem('redirect', returnTo, view.livemode)) return reply.redirect(returnTo, 303)
-      if (view.status === 'pending') {
-        return reply.redirect(view.source.action?.url ?? view.id, 303)
-      }
-      return reply
-        .type(HTML)
-        .send(page('Payment', `<h1>Payment ${escapeHtml(view.status)}</h1><p>You can close this page.</p>`))
+      if (view.status === 'pending' && !expired) return reply.redirect(view.source.action?.url ?? view.id, 303)
+      reply.type(HTML)
+      if (expired) return outcomePage('failed', `${TOO_LATE} You can close this page.`)
+      return outcomePage(view.status, 'You can close this page.')
     },
   )
 }

@@ -29,8 +29,10 @@ export interface HostedChargeView {
   currency: string
   /** who is paid, as the payer's statement will name them: the charge's statement descriptor */
   merchant: string
-  /** the step the payer has to take; absent once the charge is decided */
+  /** the step the payer has to take; absent once the charge is decided or the payer's time is up */
   step?: PayerStep | undefined
+  /** the payer's time to answer has run out: the charge fails, if the recovery sweep has not failed it yet */
+  expired: boolean
 }
 
 /** The charge once the hosted page is answered, and where the payer's browser goes then. */
@@ -38,20 +40,30 @@ export interface HostedAnswer {
   charge: ChargeView
   /** undefined while the charge waits still, or when neither the source nor the charge says */
   returnTo?: string | undefined
+  /**
+   * the answer came after the payer's time ran out: the charge, pending still until the recovery
+   * sweep fails it, is as good as failed to the payer, who returns to the shop as from a failure
+   */
+  expired?: boolean
 }
 
 /**
  * Where a decided charge's payer returns: the source's own redirect for the outcome, else the
  * charge's `redirect_url`, told which charge and how it ended (as `charge` and `status`).
+ * `status`: the outcome the payer is told, when it is not the charge's own yet.
  */
-export function payerReturnAddress(charge: ChargeView, redirectUrl: string | null): string | undefined {
-  if (charge.status === 'pending') return undefined
-  const own = charge.source.redirect?.[charge.status === 'succeeded' ? 'success' : 'fail']
+export function payerReturnAddress(
+  charge: ChargeView,
+  redirectUrl: string | null,
+  status: ChargeView['status'] = charge.status,
+): string | undefined {
+  if (status === 'pending') return undefined
+  const own = charge.source.redirect?.[status === 'succeeded' ? 'success' : 'fail']
   if (own) return own
   if (!redirectUrl) return undefined
   const address = new URL(redirectUrl)
   address.searchParams.set('charge', charge.id)
-  address.searchParams.set('status', charge.status)
+  address.searchParams.set('status', status)
   return address.href
 }
 
@@ -73,6 +85,18 @@ function hostedStepOnly(action: StoredAction) {
 
 export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations: CaptureAndVoid) {
   const { db } = ctx
+  const timeoutMs = ctx.payerTimeoutMs
+
+  /** The account's time, by which a payer's time runs out; undefined when it never does. */
+  const payerClock = async (scope: Scope) =>
+    timeoutMs === undefined ? undefined : ((await accountNow(db, scope)) ?? timestampNow())
+
+  /**
+   * True of a charge waiting for its payer longer than the payer timeout, by `now` (payerClock):
+   * the recovery sweep fails it (recovery.ts, expireAbandoned) and no answer is taken meanwhile.
+   */
+  const payerTimeRanOut = (c: ChargeRow, now: string | undefined) =>
+    now !== undefined && isAwaitingPayer(c) && !!c.action && millisBetween(c.updated_at, now) > (timeoutMs as number)
 
   /**
    * The payer's answer to a pending charge: from the hosted page, the test-mode endpoint or the
@@ -85,8 +109,7 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
     authorizeStep: (c: ChargeRow, action: StoredAction) => void,
     url: HostedPageUrl,
   ): Promise<ChargeView> {
-    const timeoutMs = ctx.payerTimeoutMs
-    const now = timeoutMs === undefined ? undefined : ((await accountNow(db, scope)) ?? timestampNow())
+    const now = await payerClock(scope)
     const { row } = await operations.begin(
       scope,
       id,
@@ -98,7 +121,7 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
         if (!isAwaitingPayer(c) || !c.action) {
           throw new AppError('charge_not_pending', `A ${c.status} charge is not waiting for the payer`)
         }
-        if (now !== undefined && millisBetween(c.updated_at, now) > (timeoutMs as number)) {
+        if (payerTimeRanOut(c, now)) {
           throw new AppError('charge_not_pending', 'The time to answer this charge has run out: it is failing')
         }
         authorizeStep(c, c.action as unknown as StoredAction)
@@ -178,6 +201,7 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
   async function hostedCharge(id: string, token: string): Promise<HostedChargeView | undefined> {
     const row = await openedBy(id, token)
     if (!row) return undefined
+    const expired = payerTimeRanOut(row, await payerClock({ accountId: row.account_id, livemode: row.livemode }))
     return {
       id: row.id,
       status: row.status,
@@ -185,7 +209,8 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
       amount: row.amount,
       currency: row.currency,
       merchant: row.statement_descriptor,
-      step: (row.action as unknown as StoredAction | null)?.step,
+      step: expired ? undefined : (row.action as unknown as StoredAction | null)?.step,
+      expired,
     }
   }
 
@@ -216,10 +241,30 @@ export function payerSteps(ctx: ChargeContext, auth: Authorizations, operations:
       // answer that decided the charge went, once it has: the payer still returns to the shop
       if (!(err instanceof AppError) || err.code !== 'charge_not_pending') throw err
       const decided = await decidedView(scope, id)
-      if (!decided) throw err
+      if (!decided) {
+        // too late to answer, the sweep not yet through: the charge is failing
+        const expired = await expiredAnswer(scope, id, row.redirect_url)
+        if (!expired) throw err
+        return expired
+      }
       charge = decided
     }
     return { charge, returnTo: payerReturnAddress(charge, row.redirect_url) }
+  }
+
+  /**
+   * The answer to a charge whose payer's time has run out, before the recovery sweep fails it:
+   * the payer returns to the shop as from a failed payment, as they would once it has.
+   */
+  async function expiredAnswer(
+    scope: Scope,
+    id: string,
+    redirectUrl: string | null,
+  ): Promise<HostedAnswer | undefined> {
+    const row = await getChargeById(db, id)
+    if (!row || !payerTimeRanOut(row, await payerClock(scope))) return undefined
+    const charge = await currentView(db, scope, id)
+    return { charge, returnTo: payerReturnAddress(charge, redirectUrl, 'failed'), expired: true }
   }
 
   /** The charge once no longer pending, waiting while an answer to it is under way; else undefined. */
