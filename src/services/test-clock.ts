@@ -34,10 +34,12 @@ export function testClockService(deps: { db: Db; onAdvanced?: (() => void) | und
       testModeOnly(scope, 'GET /v2/test/clock')
       return clockOf(await testClock(db, scope.accountId))
     },
-    async advance(scope: Scope, seconds: number): Promise<TestClock> {
+    /** `idempotencyKey`: a retry with it of the last advance, whose answer was lost, moves nothing */
+    async advance(scope: Scope, seconds: number, idempotencyKey?: string): Promise<TestClock> {
       testModeOnly(scope, 'POST /v2/test/clock/advance')
-      const reading = await advanceTestClock(db, scope.accountId, seconds, MAX_CLOCK_OFFSET_SECONDS)
+      const reading = await advanceTestClock(db, scope.accountId, seconds, MAX_CLOCK_OFFSET_SECONDS, idempotencyKey)
       const clock = clockOf(reading)
+      if (reading?.repeated) return clock
       if (reading?.moved === false) {
         throw invalidParams([
           {

@@ -26,31 +26,39 @@ export async function testClock(db: Queryable, accountId: string): Promise<Clock
  * answer says so with how far it runs ahead now. The account's notify calls waiting for a retry
  * come due that much sooner: their due times stay on the real time, which the delivery worker
  * compares them with. The count of advances moves on, for sweeps in other processes to see.
- * Undefined when no such account.
+ * `key`: the request's Idempotency-Key, kept with the advance; the last advance sent again with it
+ * (its answer lost) moves nothing and answers the clock as it is (`repeated`). Undefined when no
+ * such account.
  */
 export async function advanceTestClock(
   db: Queryable,
   accountId: string,
   seconds: number,
   maxOffset: number,
-): Promise<(ClockReading & { moved: boolean }) | undefined> {
-  const res = await db.query<{ offset: string; now: string; moved: boolean }>(
+  key?: string,
+): Promise<(ClockReading & { moved: boolean; repeated: boolean }) | undefined> {
+  const res = await db.query<{ offset: string; now: string; moved: boolean; repeated: boolean }>(
     `WITH moved AS (
-       UPDATE accounts SET test_clock_offset_seconds = test_clock_offset_seconds + $2
+       UPDATE accounts SET test_clock_offset_seconds = test_clock_offset_seconds + $2, test_clock_advance_key = $4
        WHERE id = $1 AND test_clock_offset_seconds + $2 <= $3
+         AND ($4::text IS NULL OR test_clock_advance_key IS DISTINCT FROM $4)
        RETURNING test_clock_offset_seconds, coalesce(test_clock_start, now()) + test_clock_offset_seconds * interval '1 second' AS now
      ), due AS (
        UPDATE deliveries SET next_attempt_at = next_attempt_at - $2 * interval '1 second'
        WHERE account_id = $1 AND NOT livemode AND status = 'pending' AND lease_token IS NULL AND EXISTS (SELECT FROM moved)
      )
-     SELECT test_clock_offset_seconds AS offset, now, nextval('test_clock_advances') IS NOT NULL AS moved FROM moved
+     SELECT test_clock_offset_seconds AS offset, now, nextval('test_clock_advances') IS NOT NULL AS moved,
+       false AS repeated
+     FROM moved
      UNION ALL
-     SELECT test_clock_offset_seconds, account_now(id, false), false FROM accounts
-     WHERE id = $1 AND NOT EXISTS (SELECT FROM moved)`,
-    [accountId, seconds, maxOffset],
+     SELECT test_clock_offset_seconds, account_now(id, false), false, coalesce(test_clock_advance_key = $4, false)
+     FROM accounts WHERE id = $1 AND NOT EXISTS (SELECT FROM moved)`,
+    [accountId, seconds, maxOffset, key ?? null],
   )
   const row = res.rows[0]
-  return row === undefined ? undefined : { offset: Number(row.offset), now: row.now, moved: row.moved }
+  return row === undefined
+    ? undefined
+    : { offset: Number(row.offset), now: row.now, moved: row.moved, repeated: row.repeated }
 }
 
 /** How many advances any account's clock has had: a change tells a sweep to run at once. */

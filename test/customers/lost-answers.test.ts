@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { Vault } from '../../src/crypto/vault.js'
-import type { Db, Queryable } from '../../src/store/db.js'
 import { buildApp, type Client, cardSource, client } from '../helpers/app.js'
 import { expectError } from '../helpers/expect.js'
+import { losingAnswers } from '../helpers/lost-answers.js'
 import { type TestStore, testStore } from '../helpers/store.js'
 
 /**
@@ -16,40 +16,12 @@ import { type TestStore, testStore } from '../helpers/store.js'
 let store: TestStore
 let app: App
 let sk: Client
-/** the next write of this kind commits, and its answer is then lost */
-const lose = { customerInsert: false, transaction: false }
-const lost = () => new Error('Connection terminated unexpectedly')
-
-function losingAnswers(db: Db): Db {
-  const wrap = (q: Queryable): Queryable => ({
-    query: async <R>(sql: string, params?: unknown[]) => {
-      const res = await q.query<R>(sql, params)
-      if (lose.customerInsert && sql.startsWith('INSERT INTO customers')) {
-        lose.customerInsert = false
-        throw lost()
-      }
-      return res
-    },
-    exec: (sql) => q.exec(sql),
-  })
-  return {
-    ...wrap(db),
-    shared: wrap(db.shared),
-    transaction: async (fn) => {
-      const out = await db.transaction((tx) => fn(wrap(tx)))
-      if (lose.transaction) {
-        lose.transaction = false
-        throw lost()
-      }
-      return out
-    },
-    close: () => db.close(),
-  }
-}
+let lose: ReturnType<typeof losingAnswers>
 
 beforeAll(async () => {
   store = await testStore()
-  ;({ app } = await buildApp(losingAnswers(store.db), new Vault(randomBytes(32))))
+  lose = losingAnswers(store.db)
+  ;({ app } = await buildApp(lose.db, new Vault(randomBytes(32))))
   sk = client(app, (await app.services.accounts.create('Lost answers')).sk_test_key)
 })
 afterAll(async () => {
@@ -61,7 +33,7 @@ describe('a customer request whose answer was lost, sent again with its Idempote
   it('create: the retry answers the customer the first attempt made, and makes no second one', async () => {
     const body = { email: 'lost.create@example.com', description: 'Lost answer' }
     const key = { 'idempotency-key': 'lost-customer' }
-    lose.customerInsert = true
+    lose.loseAnswerOf((sql) => sql.startsWith('INSERT INTO customers'))
     expectError(await sk.post('/v2/customers/', body, key), 503, 'service_unavailable')
 
     const retried = await sk.post('/v2/customers/', body, key)
@@ -80,7 +52,7 @@ describe('a customer request whose answer was lost, sent again with its Idempote
     const c = (await sk.post('/v2/customers/', { email: 'lost.attach@example.com', description: 'x' })).body
     const s = (await sk.post('/v2/sources/', cardSource())).body
     const key = { 'idempotency-key': 'lost-attach' }
-    lose.transaction = true
+    lose.loseNextCommit()
     expectError(await sk.post(`/v2/customers/${c.id}/sources`, { source: s.id }, key), 503, 'service_unavailable')
 
     const retried = await sk.post(`/v2/customers/${c.id}/sources`, { source: s.id }, key)

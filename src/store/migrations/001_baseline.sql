@@ -23,6 +23,8 @@ CREATE TABLE accounts (
     CHECK (test_clock_offset_seconds >= 0 AND test_clock_offset_seconds <= 3153600000),
   -- a deterministic account's test clock does not run: it starts here and moves only when advanced
   test_clock_start timestamptz,
+  -- the Idempotency-Key of the last advance: a retry of it whose answer was lost moves nothing
+  test_clock_advance_key text,
   -- a deterministic account's test-mode ids are made from its seed and a counter of ids made so
   -- far, kept here so that every process counts on from the same place
   id_seed text,
