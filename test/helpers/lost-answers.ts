@@ -1,4 +1,8 @@
+import { randomBytes } from 'node:crypto'
+import { Vault } from '../../src/crypto/vault.js'
 import type { Db, Queryable } from '../../src/store/db.js'
+import { buildApp, client } from './app.js'
+import { testStore } from './store.js'
 
 const lost = () => new Error('Connection terminated unexpectedly')
 
@@ -43,6 +47,23 @@ export function losingAnswers(db: Db) {
     /** the next transaction commits, and its answer is lost */
     loseNextCommit() {
       transaction = true
+    },
+  }
+}
+
+/** An app on a fresh database whose answers can be lost, with a client of one test account. */
+export async function appLosingAnswers(accountName: string) {
+  const store = await testStore()
+  const lose = losingAnswers(store.db)
+  const { app } = await buildApp(lose.db, new Vault(randomBytes(32)))
+  const sk = client(app, (await app.services.accounts.create(accountName)).sk_test_key)
+  return {
+    store,
+    sk,
+    lose,
+    close: async () => {
+      await app.close()
+      await store.close()
     },
   }
 }
