@@ -95,7 +95,9 @@ export interface StreamOptions {
 
 type Query = Record<string, string | number | boolean | undefined>
 
+/** Answers that say to try again: too many requests, or the service unable to serve for now. */
 const RETRIED = new Set([429, 503])
+
 const enc = encodeURIComponent
 
 /** 32 random hex digits; crypto.getRandomValues is there in every browser context, secure or not. */
@@ -126,7 +128,8 @@ function queryString(query: Query | undefined): string {
  * A client of the Jackdaw API: a method per operation, typed by the service's schemas. Every POST
  * carries an Idempotency-Key (made here unless given), so that the retries of a request answered
  * 429 or 503, or that got no answer, are safe; they wait as Retry-After says, else back off
- * exponentially with jitter.
+ * exponentially with jitter. A DELETE, and the operator's account creation, are sent again after
+ * a 429 only (send).
  */
 export function createClient(options: ClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, '')
@@ -142,7 +145,19 @@ export function createClient(options: ClientOptions) {
     return Math.min(maxDelay, seconds !== undefined ? seconds * 1000 : backoff)
   }
 
-  async function send(method: string, path: string, body: unknown, opts: RequestOptions = {}): Promise<Response> {
+  /**
+   * `repeatable`: sending the request again after it may have been carried out is safe (a read, a
+   * PUT, a POST whose Idempotency-Key the service keeps). Any other (a DELETE, an operator's POST)
+   * is sent again only after a 429, which the service answers before doing anything: after no
+   * answer or a 503 it may have been done, and a second one would answer that it is gone.
+   */
+  async function send(
+    method: string,
+    path: string,
+    body: unknown,
+    opts: RequestOptions = {},
+    repeatable = method !== 'DELETE',
+  ): Promise<Response> {
     const headers: Record<string, string> = { authorization, accept: 'application/json' }
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (method === 'POST') headers['idempotency-key'] = opts.idempotencyKey ?? newIdempotencyKey()
@@ -160,7 +175,7 @@ export function createClient(options: ClientOptions) {
         })
       } catch (err) {
         if (opts.signal?.aborted) throw err
-        if (attempt >= maxRetries) {
+        if (attempt >= maxRetries || !repeatable) {
           throw new JackdawConnectionError(`${method} ${base}${path}: no answer (${(err as Error).message})`, {
             cause: err,
           })
@@ -168,7 +183,7 @@ export function createClient(options: ClientOptions) {
         await sleep(delayFor(attempt, null), opts.signal)
         continue
       }
-      if (RETRIED.has(res.status) && attempt < maxRetries) {
+      if (RETRIED.has(res.status) && (repeatable || res.status === 429) && attempt < maxRetries) {
         await res.body?.cancel()
         await sleep(delayFor(attempt, res.headers.get('retry-after')), opts.signal)
         continue
@@ -177,8 +192,14 @@ export function createClient(options: ClientOptions) {
     }
   }
 
-  async function request<T>(method: string, path: string, body?: unknown, opts?: RequestOptions): Promise<T> {
-    const res = await send(method, path, body, opts)
+  async function request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: RequestOptions,
+    repeatable?: boolean,
+  ): Promise<T> {
+    const res = await send(method, path, body, opts, repeatable)
     const text = await res.text()
     if (!res.ok) throw errorOf(res, text)
     return parsedJson(text) as T
@@ -299,7 +320,9 @@ export function createClient(options: ClientOptions) {
     },
     /** Accounts, with the operator's token (JACKDAW_ADMIN_TOKEN) as the client's `apiKey`. */
     accounts: {
-      create: (params: NewAccountParams, opts?: RequestOptions) => post<NewAccountKeys>('/v2/accounts', params, opts),
+      // the operator's requests keep no Idempotency-Key: a second account would be made
+      create: (params: NewAccountParams, opts?: RequestOptions) =>
+        request<NewAccountKeys>('POST', '/v2/accounts', params, opts, false),
       delete: (id: string, opts?: RequestOptions) =>
         request<DeletedAccount>('DELETE', `/v2/accounts/${enc(id)}`, undefined, opts),
     },

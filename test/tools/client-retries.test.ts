@@ -73,6 +73,35 @@ describe('retries', () => {
     await expect(nobody.me.retrieve()).rejects.toThrow(/^GET http:\/\/127\.0\.0\.1:9\/v2\/me: no answer/)
   })
 
+  it('sends a DELETE or an account creation again after a 429 only: after a 503 or no answer it may be done', async () => {
+    const calls = [
+      (c: ReturnType<typeof createClient>) => c.customers.delete('cus_1'),
+      (c: ReturnType<typeof createClient>) => c.accounts.create({ name: 'Shop' }),
+    ]
+    for (const call of calls) {
+      const limited = await flaky((n, _req, res) =>
+        n === 1 ? res.writeHead(429, { 'retry-after': '0' }).end('{"error":{}}') : ok(res),
+      )
+      await expect(call(limited.client)).resolves.toMatchObject({ id: 'acct_1' })
+      expect(limited.keys).toHaveLength(2)
+      await limited.close()
+
+      const unavailable = await flaky((_n, _req, res) =>
+        res
+          .writeHead(503, { 'content-type': 'application/json' })
+          .end('{"error":{"type":"api_error","code":"service_unavailable","message":"down"}}'),
+      )
+      await expect(call(unavailable.client)).rejects.toMatchObject({ status: 503 })
+      expect(unavailable.keys).toHaveLength(1)
+      await unavailable.close()
+
+      const dropped = await flaky((_n, req) => req.socket.destroy())
+      await expect(call(dropped.client)).rejects.toBeInstanceOf(JackdawConnectionError)
+      expect(dropped.keys).toHaveLength(1)
+      await dropped.close()
+    }
+  })
+
   it("an answer that is not the service's, a proxy's page say, is a JackdawError, for a call and for the event stream", async () => {
     const proxy = await flaky((_n, _req, res) =>
       res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>Not Found</body></html>'),
@@ -109,5 +138,24 @@ describe('retries', () => {
     const cus = await lossy.customers.create({ email, description: 'Lost answer' })
     const all = await createClient({ apiKey: t.account.sk_test_key, baseUrl: t.url }).customers.list({ limit: 100 })
     expect(all.data.filter((c) => c.email === email).map((c) => c.id)).toEqual([cus.id])
+  })
+
+  it('a DELETE whose answer was lost is not sent again: the caller is told there was no answer, not that it is gone', async () => {
+    const email = `deleted.${Date.now()}@example.com`
+    const jackdaw = createClient({ apiKey: t.account.sk_test_key, baseUrl: t.url })
+    const id = (await jackdaw.customers.create({ email, description: 'Deleted' })).id as string
+    let lost = false
+    const lossy = createClient({
+      apiKey: t.account.sk_test_key,
+      baseUrl: t.url,
+      fetch: async (input, init) => {
+        const res = await fetch(input, init)
+        if (lost) return res
+        lost = true
+        throw new TypeError('fetch failed: the answer was lost')
+      },
+    })
+    await expect(lossy.customers.delete(id)).rejects.toBeInstanceOf(JackdawConnectionError)
+    await expect(jackdaw.customers.retrieve(id)).rejects.toMatchObject({ status: 404 })
   })
 })
