@@ -1,5 +1,5 @@
 import { holdsCardNumber } from '../domain/card.js'
-import { AppError, invalidParams, notFound } from '../errors.js'
+import { AppError, invalidParams, notFound, type Violation } from '../errors.js'
 import type { CreateCustomerInput, CustomerView, UpdateCustomerInput } from '../schemas/customer.js'
 import * as customers from '../store/customers.js'
 import type { Db, Queryable } from '../store/db.js'
@@ -9,6 +9,16 @@ import type { Scope } from '../store/scope.js'
 import * as sources from '../store/sources.js'
 import { whyNotConsumed } from './sources.js'
 import { customerView } from './views.js'
+
+/**
+ * The rules of a new customer's body that its schema cannot state: its email holds no card number,
+ * which would otherwise be kept and shown in clear. `param` names the field as the request does.
+ */
+export function customerBodyViolations(input: { email: string }, param = 'email'): Violation[] {
+  return holdsCardNumber(input.email)
+    ? [{ code: 'parameter_invalid', param, msg: `${param} must not hold a card number` }]
+    : []
+}
 
 export function customerService(deps: { db: Db }) {
   const { db } = deps
@@ -37,9 +47,8 @@ export function customerService(deps: { db: Db }) {
       const earlier = await customers.getCustomerByKey(db, scope, idempotencyKey)
       if (earlier) return one(db, earlier, earlier.id)
     }
-    if (holdsCardNumber(input.email)) {
-      throw invalidParams([{ code: 'parameter_invalid', param: 'email', msg: 'email must not hold a card number' }])
-    }
+    const [violation, ...more] = customerBodyViolations(input)
+    if (violation) throw invalidParams([violation, ...more])
     const row = await customers.insertCustomer(db, scope, {
       id: await makeId(db, scope, 'customer'),
       email: input.email,

@@ -22,7 +22,7 @@ import {
 import type { CreateSourceInput, SourceView } from '../schemas/source.js'
 import type { Scope } from '../store/scope.js'
 import { type ChargeService, chargeBodyViolations, type HostedPageUrl } from './charges/index.js'
-import type { CustomerService } from './customers.js'
+import { type CustomerService, customerBodyViolations } from './customers.js'
 import type { NotifyAddressCheck, SourceService } from './sources.js'
 import type { TestClockService } from './test-clock.js'
 
@@ -111,6 +111,7 @@ export function scenarioService(deps: ScenarioDeps) {
       }
     }
     violations.push(...chargeBodyViolations(input))
+    if (typeof input.customer === 'object') violations.push(...customerBodyViolations(input.customer, 'customer.email'))
     if (def.name === 'charge.partially_refunded' && (input.amount ?? 2) < 2) {
       violations.push({ code: 'parameter_invalid', param: 'amount', msg: 'amount must be at least 2 to refund part' })
     }

@@ -16,6 +16,8 @@ afterAll(async () => {
 
 const run = (name: string, body: Json = {}) => t.sk.post(`/v2/test/scenarios/${name}`, body)
 const chargeCount = async () => (await t.sk.get('/v2/charges/?limit=100')).body.data.length
+const sourceCount = async () =>
+  Number((await t.db.query('SELECT count(*) AS n FROM sources WHERE account_id = $1', [t.account.id])).rows[0]?.n)
 
 describe('the list of scenarios', () => {
   it('names every scenario with its description and the overrides it takes, typed', async () => {
@@ -155,7 +157,7 @@ describe('refusals', () => {
   })
 
   it('bad overrides are 422 (or 404 for a missing customer), and nothing is made', async () => {
-    const before = await chargeCount()
+    const before = { charges: await chargeCount(), sources: await sourceCount() }
     const cases: [string, Json, number, string, string][] = [
       ['charge.succeeded', { amount: 'ten' }, 422, 'parameter_invalid', 'amount'],
       ['charge.succeeded', { amount: 0 }, 422, 'parameter_invalid', 'amount'],
@@ -177,6 +179,13 @@ describe('refusals', () => {
         'parameter_missing',
         'customer.description',
       ],
+      [
+        'charge.succeeded',
+        { customer: { email: '4242424242424242@example.com', description: 'Ann' } },
+        422,
+        'parameter_invalid',
+        'customer.email',
+      ],
       ['charge.partially_refunded', { amount: 1 }, 422, 'parameter_invalid', 'amount'],
       ['charge.succeeded', { customer: 'cus_00000000000000000000000000000000' }, 404, 'resource_missing', 'customer'],
     ]
@@ -186,7 +195,7 @@ describe('refusals', () => {
       expect(res.status, what).toBe(status)
       expect(res.body.error, what).toMatchObject({ code, param })
     }
-    expect(await chargeCount()).toBe(before)
+    expect({ charges: await chargeCount(), sources: await sourceCount() }).toEqual(before)
     // a union's problem is told by the branch of the value's type, not as a failed union
     const long = await run('charge.succeeded', { metadata: { order: 'x'.repeat(501) } })
     expect(long.status).toBe(422)
