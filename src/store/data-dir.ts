@@ -198,7 +198,8 @@ export function lockForInit(dataDir: string): () => void {
         // released meanwhile
         continue
       }
-      if (holder && isRunning(holder)) {
+      // this process's own number is a lock left by an earlier one that had it (a container's first process)
+      if (holder && holder !== process.pid && isRunning(holder)) {
         throw new EmbeddedStoreError(
           `the data directory ${dataDir} is in use by another Jackdaw process (process ${holder}, which is making its PostgreSQL cluster); ` +
             'stop that service, or set JACKDAW_DATA_DIR to another directory',

@@ -84,8 +84,10 @@ async function startThrowawayServer(): Promise<EmbeddedServer> {
         process.kill(process.pid, signal)
       })
   }
-  process.on('SIGINT', onSignal)
-  process.on('SIGTERM', onSignal)
+  // first of the listeners: a program's own `once` listener is taken off as it is called, and would
+  // not be counted by a listener that ran after it
+  process.prependListener('SIGINT', onSignal)
+  process.prependListener('SIGTERM', onSignal)
   process.once('exit', () => {
     if (state === 'stopped') return
     try {

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { EmbeddedStoreError, lockForInit } from '../../src/store/data-dir.js'
 import { type Running, runTs } from '../helpers/process.js'
 
 const root = mkdtempSync(path.join(tmpdir(), 'jackdaw-concurrent-'))
@@ -60,4 +61,27 @@ describe('two services started at once on a new data directory', () => {
       expect(await again.stop()).toBe(0)
     }
   }, 180_000)
+})
+
+describe("the lock a new data directory's cluster is made under", () => {
+  const lockIn = (holder: number) => {
+    const dir = mkdtempSync(path.join(root, 'lock-'))
+    writeFileSync(path.join(dir, 'init.lock'), `${holder}\n`)
+    return dir
+  }
+
+  it("is taken over when left with this process's own number, as a container's first process would find it", () => {
+    const dir = lockIn(process.pid)
+    const release = lockForInit(dir)
+    expect(readFileSync(path.join(dir, 'init.lock'), 'utf8').trim()).toBe(String(process.pid))
+    release()
+    expect(existsSync(path.join(dir, 'init.lock'))).toBe(false)
+  })
+
+  it('is refused while another running process holds it, and taken over once none does', () => {
+    const dir = lockIn(process.ppid)
+    expect(() => lockForInit(dir)).toThrow(EmbeddedStoreError)
+    writeFileSync(path.join(dir, 'init.lock'), '2147483646\n')
+    lockForInit(dir)()
+  })
 })

@@ -44,24 +44,28 @@ describe('a process that uses startJackdaw outside a test runner, stopped by a s
     }, 90_000)
   }
 
-  it("leaves the signal to the program's own handler, and still stops the server as it exits", async () => {
-    const tmp = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-signal-'))
-    chmodSync(tmp, 0o755)
-    try {
-      const run = runTs(['--conditions=jackdaw-source', 'test/fixtures/start-and-wait.ts'], {
-        VITEST: undefined,
-        JACKDAW_TESTING_POSTGRES_URL: undefined,
-        TMPDIR: tmp,
-        OWN_SIGNAL_HANDLER: '1',
-      })
-      await run.waitFor(/ready/, 60_000)
-      run.child.kill('SIGINT')
-      expect(await run.exited).toBe(0)
-      expect(run.output()).toContain('closed by its own handler')
-      expect(await settled(tmp)).toEqual([])
-    } finally {
-      for (const line of processesOn(tmp)) process.kill(Number.parseInt(line, 10), 'SIGQUIT')
-      rmSync(tmp, { recursive: true, force: true })
-    }
-  }, 90_000)
+  it.each(['after', 'before'])(
+    "leaves the signal to the program's own handler (set %s startJackdaw), and still stops the server as it exits",
+    async (when) => {
+      const tmp = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-signal-'))
+      chmodSync(tmp, 0o755)
+      try {
+        const run = runTs(['--conditions=jackdaw-source', 'test/fixtures/start-and-wait.ts'], {
+          VITEST: undefined,
+          JACKDAW_TESTING_POSTGRES_URL: undefined,
+          TMPDIR: tmp,
+          OWN_SIGNAL_HANDLER: when,
+        })
+        await run.waitFor(/ready/, 60_000)
+        run.child.kill('SIGINT')
+        expect(await run.exited).toBe(0)
+        expect(run.output()).toContain('closed by its own handler')
+        expect(await settled(tmp)).toEqual([])
+      } finally {
+        for (const line of processesOn(tmp)) process.kill(Number.parseInt(line, 10), 'SIGQUIT')
+        rmSync(tmp, { recursive: true, force: true })
+      }
+    },
+    90_000,
+  )
 })
