@@ -34,7 +34,7 @@ export function testClockService(deps: { db: Db; onAdvanced?: (() => void) | und
       testModeOnly(scope, 'GET /v2/test/clock')
       return clockOf(await testClock(db, scope.accountId))
     },
-    /** `idempotencyKey`: a retry with it of the last advance, whose answer was lost, moves nothing */
+    /** `idempotencyKey`: the key as kept; a retry with it of an advance whose answer was lost moves nothing */
     async advance(scope: Scope, seconds: number, idempotencyKey?: string): Promise<TestClock> {
       testModeOnly(scope, 'POST /v2/test/clock/advance')
       const reading = await advanceTestClock(db, scope.accountId, seconds, MAX_CLOCK_OFFSET_SECONDS, idempotencyKey)

@@ -26,9 +26,9 @@ export async function testClock(db: Queryable, accountId: string): Promise<Clock
  * answer says so with how far it runs ahead now. The account's notify calls waiting for a retry
  * come due that much sooner: their due times stay on the real time, which the delivery worker
  * compares them with. The count of advances moves on, for sweeps in other processes to see.
- * `key`: the request's Idempotency-Key, kept with the advance; the last advance sent again with it
- * (its answer lost) moves nothing and answers the clock as it is (`repeated`). Undefined when no
- * such account.
+ * `key`: the request's Idempotency-Key as kept, recorded with the advance; an advance sent again
+ * with it (its answer lost) moves nothing and answers the clock as it is (`repeated`). Undefined
+ * when no such account.
  */
 export async function advanceTestClock(
   db: Queryable,
@@ -38,10 +38,13 @@ export async function advanceTestClock(
   key?: string,
 ): Promise<(ClockReading & { moved: boolean; repeated: boolean }) | undefined> {
   const res = await db.query<{ offset: string; now: string; moved: boolean; repeated: boolean }>(
-    `WITH moved AS (
-       UPDATE accounts SET test_clock_offset_seconds = test_clock_offset_seconds + $2, test_clock_advance_key = $4
-       WHERE id = $1 AND test_clock_offset_seconds + $2 <= $3
-         AND ($4::text IS NULL OR test_clock_advance_key IS DISTINCT FROM $4)
+    `WITH made AS (
+       INSERT INTO test_clock_advances_made (account_id, livemode, key)
+       SELECT $1, false, $4 WHERE $4::text IS NOT NULL
+       ON CONFLICT DO NOTHING RETURNING key
+     ), moved AS (
+       UPDATE accounts SET test_clock_offset_seconds = test_clock_offset_seconds + $2
+       WHERE id = $1 AND test_clock_offset_seconds + $2 <= $3 AND ($4::text IS NULL OR EXISTS (SELECT FROM made))
        RETURNING test_clock_offset_seconds, coalesce(test_clock_start, now()) + test_clock_offset_seconds * interval '1 second' AS now
      ), due AS (
        UPDATE deliveries SET next_attempt_at = next_attempt_at - $2 * interval '1 second'
@@ -51,7 +54,7 @@ export async function advanceTestClock(
        false AS repeated
      FROM moved
      UNION ALL
-     SELECT test_clock_offset_seconds, account_now(id, false), false, coalesce(test_clock_advance_key = $4, false)
+     SELECT test_clock_offset_seconds, account_now(id, false), false, $4::text IS NOT NULL AND NOT EXISTS (SELECT FROM made)
      FROM accounts WHERE id = $1 AND NOT EXISTS (SELECT FROM moved)`,
     [accountId, seconds, maxOffset, key ?? null],
   )

@@ -33,6 +33,6 @@ export const testClockRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         response: withErrors({ 200: TestClock }),
       },
     },
-    (req) => services.testClock.advance(req.caller, req.body.seconds, req.idempotencyClaim?.requestKey),
+    (req) => services.testClock.advance(req.caller, req.body.seconds, req.idempotencyClaim?.key),
   )
 }

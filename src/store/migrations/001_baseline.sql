@@ -23,8 +23,6 @@ CREATE TABLE accounts (
     CHECK (test_clock_offset_seconds >= 0 AND test_clock_offset_seconds <= 3153600000),
   -- a deterministic account's test clock does not run: it starts here and moves only when advanced
   test_clock_start timestamptz,
-  -- the Idempotency-Key of the last advance: a retry of it whose answer was lost moves nothing
-  test_clock_advance_key text,
   -- a deterministic account's test-mode ids are made from its seed and a counter of ids made so
   -- far, kept here so that every process counts on from the same place
   id_seed text,
@@ -117,6 +115,16 @@ CREATE TABLE idempotency_keys (
   PRIMARY KEY (account_id, livemode, key)
 );
 CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+
+-- The test-clock advances made by requests with an Idempotency-Key: a retry of one whose answer
+-- was lost finds it here and moves the clock no further. Gone with the key's record.
+CREATE TABLE test_clock_advances_made (
+  account_id text NOT NULL,
+  livemode boolean NOT NULL,
+  key text NOT NULL,
+  PRIMARY KEY (account_id, livemode, key),
+  FOREIGN KEY (account_id, livemode, key) REFERENCES idempotency_keys (account_id, livemode, key) ON DELETE CASCADE
+);
 
 CREATE TABLE charges (
   id text PRIMARY KEY,
