@@ -146,11 +146,17 @@ export function scenarioService(deps: ScenarioDeps) {
     }
   }
 
+  /**
+   * `claim`: the run's Idempotency-Key, as kept (`key`) and as the objects a request makes are
+   * marked with (`requestKey`). Each step is made with a key of its own derived from it, so that a
+   * retry of a run whose answer was lost finds what each step made and carries on from there.
+   */
   async function run(
     scope: Scope,
     name: string,
     input: ScenarioOverridesInput,
     urls: ScenarioUrls,
+    claim?: { key: string; requestKey: string },
   ): Promise<ScenarioRunView> {
     testModeOnly(scope, `POST /v2/test/scenarios/${name}`)
     const def = scenarioNamed(name)
@@ -166,6 +172,14 @@ export function scenarioService(deps: ScenarioDeps) {
     }
     const redirect = input.notify ? { ...SCENARIO_REDIRECT, notify: input.notify } : undefined
     const objects: Objects = {}
+    /** the key of a step of this run; a step made more than once is told apart by its count */
+    const made = new Map<string, number>()
+    const stepKey = (step: string): string | undefined => {
+      if (!claim) return undefined
+      const count = (made.get(step) ?? 0) + 1
+      made.set(step, count)
+      return `${claim.requestKey}/${step}/${count}`
+    }
 
     const customer = async (): Promise<CustomerView> => {
       const given = input.customer
@@ -173,13 +187,14 @@ export function scenarioService(deps: ScenarioDeps) {
       return customers.create(
         scope,
         given ?? { email: `scenario.${randomHex(6)}@example.com`, description: 'Scenario customer' },
+        stepKey('customer'),
       )
     }
 
     const source = async (body: CreateSourceInput): Promise<SourceView> => {
-      const made = await sources.create(scope, body)
-      objects.source = made
-      return made
+      const src = await sources.create(scope, body, stepKey('source'))
+      objects.source = src
+      return src
     }
     // valid three years past the account's time, which the simulator checks the expiry against
     const card = async (number: string) =>
@@ -199,12 +214,12 @@ export function scenarioService(deps: ScenarioDeps) {
     const attach = async (src: SourceView): Promise<string> => {
       const cus = await customer()
       objects.customer = cus
-      await customers.attach(scope, cus.id as string, src.id)
+      await customers.attach(scope, cus.id as string, src.id, stepKey('attach'))
       return cus.id as string
     }
 
     const charge = (fields: Partial<CreateChargeInput> & { source: string }) =>
-      charges.create(scope, { ...chargeFields, ...fields }, urls.create)
+      charges.create(scope, { ...chargeFields, ...fields }, urls.create, stepKey('charge'))
 
     /** A card charge; with a customer given, on the card attached to it first. */
     const cardCharge = async (number: string, capture = true): Promise<ChargeView> => {
@@ -215,6 +230,8 @@ export function scenarioService(deps: ScenarioDeps) {
 
     /** The payer's answer on the hosted page, through what its form posts to. */
     const payerAnswers = async (pending: ChargeView, approve: boolean): Promise<ChargeView> => {
+      // answered already, by the run this one is a retry of
+      if (!pending.source.action) return pending
       const answered = await charges.hostedAnswer(pending.id, tokenOf(pending), approve, urls.payer)
       if (!answered) throw new Error(`the hosted page of ${pending.id} did not open`)
       return answered.charge
@@ -222,9 +239,9 @@ export function scenarioService(deps: ScenarioDeps) {
 
     const refund = async (amount?: number) => {
       const paid = await cardCharge(SUCCEEDING_CARD)
-      const before = new Set(paid.refunds.map((r) => r.id))
-      const refunded = await charges.refund(scope, paid.id, amount === undefined ? {} : { amount })
-      objects.refund = refunded.refunds.find((r) => !before.has(r.id))
+      const refunded = await charges.refund(scope, paid.id, amount === undefined ? {} : { amount }, stepKey('refund'))
+      // the charge is this run's: its one refund is the one just made, or made by the run retried
+      objects.refund = refunded.refunds.at(-1)
       return refunded
     }
 
@@ -233,10 +250,15 @@ export function scenarioService(deps: ScenarioDeps) {
         objects.charge = await cardCharge(SUCCEEDING_CARD)
         break
       case 'charge.captured':
-        objects.charge = await charges.capture(scope, (await cardCharge(SUCCEEDING_CARD, false)).id, undefined)
+        objects.charge = await charges.capture(
+          scope,
+          (await cardCharge(SUCCEEDING_CARD, false)).id,
+          undefined,
+          stepKey('capture'),
+        )
         break
       case 'charge.voided':
-        objects.charge = await charges.void(scope, (await cardCharge(SUCCEEDING_CARD, false)).id)
+        objects.charge = await charges.void(scope, (await cardCharge(SUCCEEDING_CARD, false)).id, stepKey('void'))
         break
       case 'charge.failed':
         objects.charge = await cardCharge(DECLINE_CARDS[input.decline_code ?? 'card_declined'])
@@ -255,7 +277,8 @@ export function scenarioService(deps: ScenarioDeps) {
       }
       case 'charge.payment_expired': {
         const pending = await charge({ source: (await card(THREE_D_SECURE_CARD)).id })
-        objects.test_clock = await deps.testClock.advance(scope, expiryMove)
+        // the run's own key: a clock's advances are kept with the key's record
+        objects.test_clock = await deps.testClock.advance(scope, expiryMove, claim?.key)
         objects.charge = await expired(scope, pending.id)
         break
       }
@@ -266,12 +289,14 @@ export function scenarioService(deps: ScenarioDeps) {
         objects.linking_charge = await payerAnswers(linking, true)
         const pending = await charge({ source: src.id, customer: owner })
         const confirmation = pending.source.action?.confirmation_id ?? ''
-        objects.charge = await charges.verify(
-          scope,
-          pending.id,
-          { confirmation_id: confirmation, otp: TEST_OTP_SUCCEEDS },
-          urls.payer,
-        )
+        objects.charge = pending.source.action
+          ? await charges.verify(
+              scope,
+              pending.id,
+              { confirmation_id: confirmation, otp: TEST_OTP_SUCCEEDS },
+              urls.payer,
+            )
+          : pending
         break
       }
       case 'customer.source_attached':

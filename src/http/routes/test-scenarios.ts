@@ -46,7 +46,13 @@ export const testScenarioRoutes: FastifyPluginAsyncTypebox<{
     },
     (req) => {
       const urls = hostedPageUrlOf(req, publicUrl)
-      return services.scenarios.run(req.caller, req.params.name, req.body, { create: urls, payer: urls })
+      return services.scenarios.run(
+        req.caller,
+        req.params.name,
+        req.body,
+        { create: urls, payer: urls },
+        req.idempotencyClaim,
+      )
     },
   )
 }
