@@ -58,8 +58,13 @@ export async function getDelivery(db: Queryable, deliveryId: string, scope?: Sco
  * schedule. Without a scope, any account's delivery (the operator's command line).
  * Throws AppError resource_missing (404) or delivery_not_failed (400).
  */
-export async function redeliver(db: Queryable, deliveryId: string, scope?: Scope): Promise<DeliveryView> {
-  const row = await store.requeueFailed(db, deliveryId, scope)
+export async function redeliver(
+  db: Queryable,
+  deliveryId: string,
+  scope?: Scope,
+  idempotencyKey?: string,
+): Promise<DeliveryView> {
+  const row = await store.requeueFailed(db, deliveryId, scope, idempotencyKey)
   if (row) return (await withAttempts(db, [row]))[0] as DeliveryView
   const existing = await store.getDelivery(db, deliveryId, scope)
   if (!existing) throw notFound('delivery', deliveryId)
@@ -82,8 +87,8 @@ export function deliveryService(deps: { db: Db; onQueued?: (() => void) | undefi
   return {
     list,
     get: (scope: Scope, id: string) => getDelivery(db, id, scope),
-    async redeliver(scope: Scope, id: string) {
-      const view = await redeliver(db, id, scope)
+    async redeliver(scope: Scope, id: string, idempotencyKey?: string) {
+      const view = await redeliver(db, id, scope, idempotencyKey)
       deps.onQueued?.()
       return view
     },

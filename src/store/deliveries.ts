@@ -227,20 +227,36 @@ export function recordOutcome(db: Db, o: Outcome): Promise<void> {
   })
 }
 
-/** Puts a failed delivery back in the queue for one more attempt, due now. */
-export async function requeueFailed(db: Queryable, id: string, scope?: Scope): Promise<DeliveryRow | undefined> {
-  const params: unknown[] = [id]
+/**
+ * Puts a failed delivery back in the queue for one more attempt, due now; undefined when it is not
+ * failed (or not the scope's). `key`: the request's Idempotency-Key, kept with the redelivery; the
+ * request sent again with it (its answer lost) queues nothing more, whatever that attempt did
+ * since, and is answered the delivery as it is.
+ */
+export async function requeueFailed(
+  db: Queryable,
+  id: string,
+  scope?: Scope,
+  key?: string,
+): Promise<DeliveryRow | undefined> {
+  const params: unknown[] = [id, key ?? null]
   let scoped = ''
   if (scope) {
     params.push(scope.accountId, scope.livemode)
-    scoped = 'AND account_id = $2 AND livemode = $3'
+    scoped = 'AND account_id = $3 AND livemode = $4'
   }
   const res = await db.query<DeliveryRow>(
-    `UPDATE deliveries
-     SET status = 'pending', retry = false, next_attempt_at = now(), lease_token = NULL, claimed_at = NULL,
-         updated_at = now()
-     WHERE id = $1 AND status = 'failed' ${scoped}
-     RETURNING ${COLUMNS}`,
+    `WITH requeued AS (
+       UPDATE deliveries
+       SET status = 'pending', retry = false, next_attempt_at = now(), lease_token = NULL, claimed_at = NULL,
+           updated_at = now(), redeliver_key = $2
+       WHERE id = $1 AND status = 'failed' AND ($2::text IS NULL OR redeliver_key IS DISTINCT FROM $2) ${scoped}
+       RETURNING ${COLUMNS}
+     )
+     SELECT ${COLUMNS} FROM requeued
+     UNION ALL
+     SELECT ${COLUMNS} FROM deliveries
+     WHERE id = $1 AND $2::text IS NOT NULL AND redeliver_key = $2 ${scoped} AND NOT EXISTS (SELECT FROM requeued)`,
     params,
   )
   return res.rows[0]

@@ -59,6 +59,6 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: withErrors({ 200: Delivery }),
       },
     },
-    (req) => deliveries.redeliver(req.caller, req.params.dlv_id),
+    (req) => deliveries.redeliver(req.caller, req.params.dlv_id, req.idempotencyClaim?.requestKey),
   )
 }

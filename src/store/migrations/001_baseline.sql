@@ -233,6 +233,9 @@ CREATE TABLE deliveries (
   lease_token text,
   claimed_at timestamptz,
   delivered_at timestamptz,
+  -- the Idempotency-Key of the last redelivery asked for: a retry of it whose answer was lost
+  -- queues no second one
+  redeliver_key text,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
   CHECK ((status = 'pending') = (next_attempt_at IS NOT NULL))
