@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { workerExecArgv } from '../../src/main.js'
+import { workerExecArgv } from '../../src/serve-cluster.js'
 
 describe('the flags of the processes serve --workers starts', () => {
   it('keep the garbage collector on each process thread when the processes fill the cores', () => {
