@@ -206,14 +206,24 @@ export function patchJson(patch: ChargePatch): string {
   return JSON.stringify(set)
 }
 
-export async function patchCharge(db: Queryable, id: string, patch: ChargePatch): Promise<ChargeRow> {
-  const params: unknown[] = [id]
+/** A charge changed by `patch`, when `guard` (a condition on `$2`, its value) holds of it; else undefined. */
+async function patchChargeWhere(
+  db: Queryable,
+  id: string,
+  patch: ChargePatch,
+  guard?: { condition: string; value: unknown },
+): Promise<ChargeRow | undefined> {
+  const params: unknown[] = guard ? [id, guard.value] : [id]
   const sets = patchSets(patch, params)
   const res = await db.query<ChargeRow>(
-    `UPDATE charges SET ${sets.join(', ')} WHERE id = $1 RETURNING ${SELECT}`,
+    `UPDATE charges SET ${sets.join(', ')} WHERE id = $1${guard ? ` AND ${guard.condition}` : ''} RETURNING ${SELECT}`,
     params,
   )
-  return res.rows[0] as ChargeRow
+  return res.rows[0]
+}
+
+export async function patchCharge(db: Queryable, id: string, patch: ChargePatch): Promise<ChargeRow> {
+  return (await patchChargeWhere(db, id, patch)) as ChargeRow
 }
 
 /**
@@ -222,19 +232,15 @@ export async function patchCharge(db: Queryable, id: string, patch: ChargePatch)
  * claimed by the sweep and run again, or resumed by a retry with its Idempotency-Key. Whichever run
  * ends it first records its outcome; the others answer the charge as that one left it.
  */
-export async function patchHeldCharge(
+export function patchHeldCharge(
   db: Queryable,
   held: Pick<ChargeRow, 'id' | 'processing_since'>,
   patch: ChargePatch,
 ): Promise<ChargeRow | undefined> {
-  const params: unknown[] = [held.id, held.processing_since]
-  const sets = patchSets(patch, params)
-  const res = await db.query<ChargeRow>(
-    `UPDATE charges SET ${sets.join(', ')}
-     WHERE id = $1 AND processing_since = $2::timestamptz RETURNING ${SELECT}`,
-    params,
-  )
-  return res.rows[0]
+  return patchChargeWhere(db, held.id, patch, {
+    condition: 'processing_since = $2::timestamptz',
+    value: held.processing_since,
+  })
 }
 
 /**
@@ -243,18 +249,12 @@ export async function patchHeldCharge(
  * sweep may have claimed it and sent it again; the processor's answer to either is the answer to
  * both). Undefined once another run has ended it.
  */
-export async function patchOperationUnderWay(
+export function patchOperationUnderWay(
   db: Queryable,
   held: Pick<ChargeRow, 'id' | 'processing'>,
   patch: ChargePatch,
 ): Promise<ChargeRow | undefined> {
-  const params: unknown[] = [held.id, held.processing]
-  const sets = patchSets(patch, params)
-  const res = await db.query<ChargeRow>(
-    `UPDATE charges SET ${sets.join(', ')} WHERE id = $1 AND processing = $2 RETURNING ${SELECT}`,
-    params,
-  )
-  return res.rows[0]
+  return patchChargeWhere(db, held.id, patch, { condition: 'processing = $2', value: held.processing })
 }
 
 const CLAIM_INTERRUPTED = `UPDATE charges SET processing_since = now() WHERE id IN (

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 
 export interface Running {
   child: ChildProcess
@@ -57,4 +57,21 @@ export async function runToEnd(args: string[], env: Record<string, string | unde
   const p = runTs(args, env)
   const code = await p.exited
   return { code, output: p.output() }
+}
+
+/** The PostgreSQL processes whose command line names a directory under `dir`. */
+export function serversUnder(dir: string): number[] {
+  return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => /postgres/.test(line) && line.includes(`${dir}/`))
+    .map((line) => Number.parseInt(line, 10))
+}
+
+/** Stops at once every PostgreSQL server under `dir`: those a failed test left running. */
+export function stopServersUnder(dir: string): void {
+  for (const pid of serversUnder(dir)) {
+    try {
+      process.kill(pid, 'SIGQUIT')
+    } catch {}
+  }
 }

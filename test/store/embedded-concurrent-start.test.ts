@@ -1,29 +1,16 @@
-import { execFileSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { EmbeddedStoreError, lockForInit } from '../../src/store/data-dir.js'
-import { type Running, runTs } from '../helpers/process.js'
+import { type Running, runTs, stopServersUnder } from '../helpers/process.js'
 
 const root = mkdtempSync(path.join(tmpdir(), 'jackdaw-concurrent-'))
 // the server's account (the service runs as root here) passes through to the data directories
 chmodSync(root, 0o711)
 
-/** PostgreSQL processes whose command line names a directory under `dir`. */
-function serversUnder(dir: string): number[] {
-  return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
-    .split('\n')
-    .filter((line) => /postgres/.test(line) && line.includes(`${dir}/`))
-    .map((line) => Number.parseInt(line, 10))
-}
-
 afterAll(() => {
-  for (const pid of serversUnder(root)) {
-    try {
-      process.kill(pid, 'SIGQUIT')
-    } catch {}
-  }
+  stopServersUnder(root)
   rmSync(root, { recursive: true, force: true })
 })
 

@@ -35,6 +35,10 @@ describe('retries', () => {
       close: () => new Promise<void>((r) => server.close(() => r())),
     }
   }
+  const unavailable = (res: http.ServerResponse) =>
+    res
+      .writeHead(503, { 'content-type': 'application/json' })
+      .end('{"error":{"type":"api_error","code":"service_unavailable","message":"down"}}')
   const ok = (res: http.ServerResponse) =>
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"account","id":"acct_1"}')
 
@@ -58,11 +62,7 @@ describe('retries', () => {
     expect(dropped.keys).toHaveLength(3)
     await dropped.close()
 
-    const down = await flaky((_n, _req, res) =>
-      res
-        .writeHead(503, { 'content-type': 'application/json' })
-        .end('{"error":{"type":"api_error","code":"service_unavailable","message":"down"}}'),
-    )
+    const down = await flaky((_n, _req, res) => unavailable(res))
     await expect(down.client.me.retrieve()).rejects.toMatchObject({ status: 503, code: 'service_unavailable' })
     expect(down.keys).toHaveLength(3)
     await down.close()
@@ -86,14 +86,10 @@ describe('retries', () => {
       expect(limited.keys).toHaveLength(2)
       await limited.close()
 
-      const unavailable = await flaky((_n, _req, res) =>
-        res
-          .writeHead(503, { 'content-type': 'application/json' })
-          .end('{"error":{"type":"api_error","code":"service_unavailable","message":"down"}}'),
-      )
-      await expect(call(unavailable.client)).rejects.toMatchObject({ status: 503 })
-      expect(unavailable.keys).toHaveLength(1)
-      await unavailable.close()
+      const down = await flaky((_n, _req, res) => unavailable(res))
+      await expect(call(down.client)).rejects.toMatchObject({ status: 503 })
+      expect(down.keys).toHaveLength(1)
+      await down.close()
 
       const dropped = await flaky((_n, req) => req.socket.destroy())
       await expect(call(dropped.client)).rejects.toBeInstanceOf(JackdawConnectionError)

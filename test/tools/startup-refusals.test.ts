@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import net from 'node:net'
@@ -6,7 +5,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { runToEnd, runTs } from '../helpers/process.js'
+import { runToEnd, runTs, serversUnder, stopServersUnder } from '../helpers/process.js'
 import { testServerUrl } from '../helpers/store.js'
 
 // starts the service cannot make: each stops with a message naming what to change, no stack
@@ -17,20 +16,8 @@ chmodSync(root, 0o711)
 let made = 0
 const dataDir = () => path.join(root, `d${++made}`)
 
-/** PostgreSQL processes whose command line names a directory under `dir`. */
-function serversUnder(dir: string): number[] {
-  return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
-    .split('\n')
-    .filter((line) => /postgres/.test(line) && line.includes(`${dir}/`))
-    .map((line) => Number.parseInt(line, 10))
-}
-
 afterAll(() => {
-  for (const pid of serversUnder(root)) {
-    try {
-      process.kill(pid, 'SIGQUIT')
-    } catch {}
-  }
+  stopServersUnder(root)
   rmSync(root, { recursive: true, force: true })
 })
 

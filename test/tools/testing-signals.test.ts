@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { runTs } from '../helpers/process.js'
+import { type Running, runTs, stopServersUnder } from '../helpers/process.js'
 
 /** The command lines of running processes that name `dir`. */
 const processesOn = (dir: string) =>
@@ -17,54 +17,52 @@ async function settled(dir: string): Promise<string[]> {
   return processesOn(dir)
 }
 
+/**
+ * The fixture program, run with `env` and no server named (it starts one of its own, in a
+ * directory under a new TMPDIR) until it is ready; then `check`. A server it leaves behind is
+ * stopped after, so that a failure leaves nothing running.
+ */
+async function onFixture(env: Record<string, string>, check: (run: Running, tmp: string) => Promise<void>) {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-signal-'))
+  // as root, the server runs as postgres, which must reach its directory under this one
+  chmodSync(tmp, 0o755)
+  try {
+    const run = runTs(['--conditions=jackdaw-source', 'test/fixtures/start-and-wait.ts'], {
+      VITEST: undefined,
+      JACKDAW_TESTING_POSTGRES_URL: undefined,
+      TMPDIR: tmp,
+      ...env,
+    })
+    await run.waitFor(/ready/, 60_000)
+    await check(run, tmp)
+  } finally {
+    stopServersUnder(tmp)
+    rmSync(tmp, { recursive: true, force: true })
+  }
+}
+
 describe('a process that uses startJackdaw outside a test runner, stopped by a signal', () => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     it(`leaves no PostgreSQL server and no directory behind, and ends by the signal: ${signal}`, async () => {
-      const tmp = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-signal-'))
-      // as root, the server runs as postgres, which must reach its directory under this one
-      chmodSync(tmp, 0o755)
-      try {
-        // no server named: it starts one of its own, in a directory under TMPDIR
-        const run = runTs(['--conditions=jackdaw-source', 'test/fixtures/start-and-wait.ts'], {
-          VITEST: undefined,
-          JACKDAW_TESTING_POSTGRES_URL: undefined,
-          TMPDIR: tmp,
-        })
-        await run.waitFor(/ready/, 60_000)
+      await onFixture({}, async (run, tmp) => {
         run.child.kill(signal)
         await run.exited
         expect(run.child.signalCode).toBe(signal)
         expect(await settled(tmp)).toEqual([])
         expect(readdirSync(tmp).filter((f) => f.startsWith('jackdaw-testing-'))).toEqual([])
-      } finally {
-        // a server left behind is stopped here, so that a failure leaves nothing running
-        for (const line of processesOn(tmp)) process.kill(Number.parseInt(line, 10), 'SIGQUIT')
-        rmSync(tmp, { recursive: true, force: true })
-      }
+      })
     }, 90_000)
   }
 
   it.each(['after', 'before'])(
     "leaves the signal to the program's own handler (set %s startJackdaw), and still stops the server as it exits",
     async (when) => {
-      const tmp = mkdtempSync(path.join(os.tmpdir(), 'jackdaw-signal-'))
-      chmodSync(tmp, 0o755)
-      try {
-        const run = runTs(['--conditions=jackdaw-source', 'test/fixtures/start-and-wait.ts'], {
-          VITEST: undefined,
-          JACKDAW_TESTING_POSTGRES_URL: undefined,
-          TMPDIR: tmp,
-          OWN_SIGNAL_HANDLER: when,
-        })
-        await run.waitFor(/ready/, 60_000)
+      await onFixture({ OWN_SIGNAL_HANDLER: when }, async (run, tmp) => {
         run.child.kill('SIGINT')
         expect(await run.exited).toBe(0)
         expect(run.output()).toContain('closed by its own handler')
         expect(await settled(tmp)).toEqual([])
-      } finally {
-        for (const line of processesOn(tmp)) process.kill(Number.parseInt(line, 10), 'SIGQUIT')
-        rmSync(tmp, { recursive: true, force: true })
-      }
+      })
     },
     90_000,
   )
