@@ -1,4 +1,3 @@
-import { randomHex } from '../crypto/random.js'
 import {
   DECLINE_CARDS,
   OVERRIDES,
@@ -181,14 +180,15 @@ export function scenarioService(deps: ScenarioDeps) {
       return `${claim.requestKey}/${step}/${count}`
     }
 
-    const customer = async (): Promise<CustomerView> => {
+    /**
+     * The customer a source is attached to. One made here is named after the source (its id's
+     * random part), so that a deterministic account's replay makes the same customer.
+     */
+    const customer = async (src: SourceView): Promise<CustomerView> => {
       const given = input.customer
       if (typeof given === 'string') return customers.get(scope, given)
-      return customers.create(
-        scope,
-        given ?? { email: `scenario.${randomHex(6)}@example.com`, description: 'Scenario customer' },
-        stepKey('customer'),
-      )
+      const email = `scenario.${src.id.slice(-12)}@example.com`
+      return customers.create(scope, given ?? { email, description: 'Scenario customer' }, stepKey('customer'))
     }
 
     const source = async (body: CreateSourceInput): Promise<SourceView> => {
@@ -212,7 +212,7 @@ export function scenarioService(deps: ScenarioDeps) {
 
     /** A source attached to the customer, as POST /v2/customers/:id/sources does. */
     const attach = async (src: SourceView): Promise<string> => {
-      const cus = await customer()
+      const cus = await customer(src)
       objects.customer = cus
       await customers.attach(scope, cus.id as string, src.id, stepKey('attach'))
       return cus.id as string

@@ -94,6 +94,21 @@ describe('a deterministic account', () => {
     }
   })
 
+  it('answers every scenario with the same bytes on a replay of its seed', async () => {
+    const names = (await (await account({})).sk.get('/v2/test/scenarios')).body.data.map((s: Json) => s.name)
+    expect(names.length).toBeGreaterThanOrEqual(11)
+    const [a, b] = [
+      await account({ deterministic: true, seed: 'scenario-replay' }),
+      await account({ deterministic: true, seed: 'scenario-replay' }, u),
+    ]
+    for (const name of names) {
+      const first = await a.sk.post(`/v2/test/scenarios/${name}`, {})
+      const second = await b.sk.post(`/v2/test/scenarios/${name}`, {})
+      expect(first.status, first.text).toBe(200)
+      expect(`${name}: ${second.text}`).toBe(`${name}: ${first.text}`)
+    }
+  })
+
   it('starts its clock at 2030-01-01T00:00:00Z, holds it there, and moves it only when advanced', async () => {
     const { sk } = await account({ deterministic: true, seed: 7 })
     expect((await sk.get('/v2/test/clock')).body).toEqual({ object: 'test_clock', now: START, offset_seconds: 0 })

@@ -229,13 +229,18 @@ describe('what an attempt records of a failure', () => {
     const resetting = net.createServer((socket) => socket.resetAndDestroy())
     const silent = net.createServer(() => {})
     const garbage = net.createServer((socket) => socket.end('NOT HTTP\r\n\r\n'))
-    const servers = [resetting, silent, garbage]
+    const hangingUp = net.createServer((socket) => socket.end())
+    const plain = net.createServer((socket) => socket.end('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'))
+    const servers = [resetting, silent, garbage, hangingUp, plain]
     for (const server of servers) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const urlOf = (server: net.Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
     try {
       expect((await call(urlOf(resetting))).error).toBe('connection_reset')
       expect((await call(urlOf(silent))).error).toBe('timeout')
       expect((await call(urlOf(garbage))).error).toBe('invalid_response')
+      expect((await call(urlOf(hangingUp))).error).toBe('connection_closed')
+      // an https address whose port answers plain HTTP fails its handshake
+      expect((await call(urlOf(plain).replace('http:', 'https:'))).error).toBe('tls')
       expect(
         (await call(`https://127.0.0.1:${(silent.address() as AddressInfo).port}/`, { timeoutMs: 300 })).error,
       ).toBe('timeout')
