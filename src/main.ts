@@ -217,7 +217,10 @@ export function explainStartupError(err: unknown, host = process.env.HOST): stri
     return err.message
   const code = err instanceof Error && 'code' in err ? err.code : undefined
   if (code === 'EADDRINUSE') return `the port is in use: ${(err as Error).message}; set PORT to another port`
-  if (code === 'ECONNREFUSED') return `cannot reach PostgreSQL at DATABASE_URL: ${(err as Error).message}`
+  if (code === 'ECONNREFUSED') {
+    const store = process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'the embedded PostgreSQL'
+    return `cannot reach ${store}: ${(err as Error).message}`
+  }
   const hostname = (err as { hostname?: unknown }).hostname
   if ((code === 'ENOTFOUND' || code === 'EAI_AGAIN') && hostname !== undefined && hostname === host) {
     return `HOST names no address of this machine to listen on: ${(err as Error).message}`

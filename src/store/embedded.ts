@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import pg from 'pg'
@@ -118,13 +118,13 @@ function writeSettings(
   own(file, account)
 }
 
-/** The address of the server running on the cluster, from its postmaster.pid; a stale file is removed. */
 /**
- * Whether a PostgreSQL server runs as process `pid`: not another program that took the number of
- * a server that died, nor a server killed and not yet reaped (a zombie, whose parent died: in a
- * container whose first process reaps orphans late or never, it can stay one for long).
+ * Whether the cluster's PostgreSQL server runs as process `pid`: not another program that took the
+ * number of a server that died, nor another cluster's server that did (after a reboot, the
+ * machine's own PostgreSQL can), nor a server killed and not yet reaped (a zombie, whose parent
+ * died: in a container whose first process reaps orphans late or never, it can stay one for long).
  */
-function isLivePostgres(pid: number): boolean {
+function isLivePostgres(pid: number, cluster: string): boolean {
   try {
     process.kill(pid, 0)
   } catch {
@@ -136,11 +136,19 @@ function isLivePostgres(pid: number): boolean {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     const close = stat.lastIndexOf(')')
     const state = stat.slice(close + 2, close + 3)
-    return stat.slice(stat.indexOf('(') + 1, close) === 'postgres' && state !== 'Z' && state !== 'X'
+    if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres' || state === 'Z' || state === 'X') return false
   } catch {
     return false
   }
+  // a server works in its data directory; one whose directory cannot be read is given the benefit
+  try {
+    return realpathSync(`/proc/${pid}/cwd`) === realpathSync(cluster)
+  } catch {
+    return true
+  }
 }
+
+/** The address of the server running on the cluster, from its postmaster.pid; a stale file is removed. */
 
 function runningServer(cluster: string): { pid: number; address: Address } | undefined {
   const pidFile = path.join(cluster, 'postmaster.pid')
@@ -149,7 +157,7 @@ function runningServer(cluster: string): { pid: number; address: Address } | und
   const pid = Number(lines[0])
   const port = Number(lines[3])
   const socketDir = lines[4]?.trim()
-  if (!isLivePostgres(pid)) {
+  if (!isLivePostgres(pid, cluster)) {
     // PostgreSQL would take a zombie for a running server too, and refuse to start over its locks
     const socketLock = socketDir ? path.join(socketDir, `.s.PGSQL.${port}.lock`) : undefined
     if (socketLock && existsSync(socketLock) && Number(readFileSync(socketLock, 'utf8').split('\n')[0]) === pid) {
@@ -252,7 +260,7 @@ export async function startEmbedded(dir: string, opts: EmbeddedOptions = {}): Pr
   for (let attempt = 1; !owner; attempt++) {
     const running = runningServer(cluster)
     if (running) {
-      const gone = () => !isLivePostgres(running.pid)
+      const gone = () => !isLivePostgres(running.pid, cluster)
       const lock = await takeOwnership(urlOf(running.address, password, 'postgres'), gone).catch((err: unknown) => {
         // it died while this start waited for it: looked at again, it is not running
         if (gone() && attempt <= 3) return 'gone' as const
