@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
 import pg from 'pg'
 import { watchService } from './cpu.js'
-import { PG_URL, ROOT, SERVICE_NODE_ARGS, SERVICE_OUTPUT } from './settings.js'
+import { PG_URL, ROOT, SERVICE_ENTRY, SERVICE_NODE_ARGS, SERVICE_OUTPUT } from './settings.js'
 
 export interface Server {
   child: ChildProcess
@@ -22,7 +22,7 @@ process.on('exit', () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
 })
 
-const isServiceCommand = (cmd: string[]) => /^dist\/(cli|main)\.js$/.test(cmd[0] ?? '')
+const isServiceCommand = (cmd: string[]) => cmd[0] === SERVICE_ENTRY || /^dist\/(cli|main)\.js$/.test(cmd[0] ?? '')
 
 export function start(cmd: string[], env: Record<string, string>): Promise<Server> {
   return new Promise((resolve, reject) => {
