@@ -6,6 +6,7 @@ import {
   closeSync,
   cpSync,
   existsSync,
+  lchownSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -136,6 +137,23 @@ export function serverLog(cluster: string): string {
 
 export function own(file: string, account: Account | undefined) {
   if (account) chownSync(file, account.uid, account.gid)
+}
+
+/**
+ * Gives the server's account a cluster copied by root with a tool that does not keep owners (`cp
+ * -r`, a restore from a backup), which the server could not open otherwise.
+ */
+export function ownCluster(cluster: string, account: Account | undefined) {
+  if (!account || statSync(cluster).uid === account.uid) return
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name)
+      lchownSync(file, account.uid, account.gid)
+      if (entry.isDirectory()) walk(file)
+    }
+  }
+  walk(cluster)
+  chownSync(cluster, account.uid, account.gid)
 }
 
 export async function serverMajor(bins: Binaries, account: Account | undefined): Promise<number> {

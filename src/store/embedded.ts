@@ -2,7 +2,18 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSyn
 import net from 'node:net'
 import path from 'node:path'
 import pg from 'pg'
-import { type Binaries, binaries, initCluster, launch, own, run, SUPERUSER, serverLog, serverMajor } from './cluster.js'
+import {
+  type Binaries,
+  binaries,
+  initCluster,
+  launch,
+  own,
+  ownCluster,
+  run,
+  SUPERUSER,
+  serverLog,
+  serverMajor,
+} from './cluster.js'
 import { type Account, EmbeddedStoreError, lockForInit, prepareDataDir, serverAccount } from './data-dir.js'
 
 /**
@@ -241,6 +252,7 @@ export async function startEmbedded(dir: string, opts: EmbeddedOptions = {}): Pr
             `Dump it with pg_dump ${found} and restore it into a new data directory (README.md, "Back up and restore"), or run the Jackdaw version that made it`,
         )
       }
+      ownCluster(cluster, account)
     } else await initCluster(dataDir, cluster, bins, account)
   } finally {
     release?.()

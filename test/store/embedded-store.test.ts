@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process'
 import {
   appendFileSync,
   chmodSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -156,6 +157,14 @@ describe('the embedded PostgreSQL server', () => {
     expect(fifth.service.output()).not.toMatch(/cannot reach/)
     expect((await call(fifth, 'GET', `/v2/customers/${customer.body.id}`)).body.email).toBe('ann@example.com')
     expect(await fifth.service.stop()).toBe(0)
+
+    // a copy of the stopped directory made by root with a tool that keeps no owners starts too
+    const copy = dataDir()
+    cpSync(dir, copy, { recursive: true })
+    expect(statSync(path.join(copy, 'postgres', 'PG_VERSION')).uid).toBe(process.getuid?.())
+    const restored = await start(copy)
+    expect((await call(restored, 'GET', `/v2/customers/${customer.body.id}`)).body.email).toBe('ann@example.com')
+    expect(await restored.service.stop()).toBe(0)
   }, 240_000)
 
   it('refuses a data directory others can read, naming it', async () => {
