@@ -24,7 +24,7 @@ const clock = (d: Date) => d.toISOString().slice(11, 23)
 /**
  * `jackdaw listen`: streams the account's events (GET /v2/events/stream) and forwards each to a
  * local address as the service's notify call would be made: the same body and signature, with the webhook secret of the key's mode, which it prints first. A dropped stream
- * resumes after the last event, so none is missed.
+ * resumes after the last event, or where it began when none came yet, so none is missed.
  */
 export async function listen(opts: ListenOptions): Promise<void> {
   const out = opts.out ?? ((line: string) => process.stdout.write(`${line}\n`))
@@ -38,10 +38,15 @@ export async function listen(opts: ListenOptions): Promise<void> {
   out(`Forwarding the ${account.livemode ? 'live' : 'test'}-mode events of ${account.name} (${account.id})`)
   out(`  from ${opts.apiUrl} to ${opts.forwardTo}${wanted.size ? `, only ${[...wanted].join(', ')}` : ''}`)
   out(`Signing secret: ${account.webhook_secret}  (Jackdaw-Signature, as on notify calls)`)
-  out('Ready. Press Ctrl-C to stop.')
 
+  let ready = false
   const events = client.events.stream({
     signal: opts.signal,
+    // until the service has the stream's request, an event made would not come: "Ready" waits for it
+    onOpen: () => {
+      if (!ready) out('Ready. Press Ctrl-C to stop.')
+      ready = true
+    },
     onReconnect: (last, err) =>
       out(`${clock(new Date())}  connection lost (${(err as Error)?.message ?? err}); resuming after ${last ?? 'now'}`),
   })

@@ -11,9 +11,9 @@ import type * as testClock from '../schemas/test-clock.js'
 import type * as testFaults from '../schemas/test-faults.js'
 import type { FaultName } from '../schemas/test-faults.js'
 import { type ErrorBody, errorOf, JackdawConnectionError, JackdawError, parsedJson } from './errors.js'
-import { readStream } from './sse.js'
+import { resumingStream, type StreamOptions, sleep } from './sse.js'
 
-export type { ErrorBody }
+export type { ErrorBody, StreamOptions }
 export { JackdawConnectionError, JackdawError }
 
 // The objects and request bodies, as the service's own schemas (and so its OpenAPI document) say.
@@ -85,14 +85,6 @@ export interface RequestOptions {
 /** A Jackdaw-Test-Fault header's value: a fault's name, or processor_latency with its milliseconds. */
 export type TestFaultHeader = Exclude<FaultName, 'processor_latency'> | `processor_latency=${number}`
 
-export interface StreamOptions {
-  /** start after this event, as a reconnect would */
-  lastEventId?: string
-  signal?: AbortSignal
-  /** called after a dropped connection, before the stream opens again after its last event */
-  onReconnect?: (lastEventId: string | undefined, error: unknown) => void
-}
-
 type Query = Record<string, string | number | boolean | undefined>
 
 /** Answers that say to try again: too many requests, or the service unable to serve for now. */
@@ -105,19 +97,6 @@ export function newIdempotencyKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16))
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, ms)
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer)
-        reject(signal.reason)
-      },
-      { once: true },
-    )
-  })
 
 function queryString(query: Query | undefined): string {
   const pairs = Object.entries(query ?? {}).filter((e): e is [string, string | number | boolean] => e[1] !== undefined)
@@ -214,40 +193,16 @@ export function createClient(options: ClientOptions) {
    * opened again after the last event received, so none is missed; an event that comes again
    * after a reconnect is skipped.
    */
-  async function* stream(opts: StreamOptions = {}): AsyncGenerator<Event> {
-    let last = opts.lastEventId
-    let delay = 1000
-    const seen = new Set<string>()
-    for (;;) {
-      let failure: unknown
-      try {
-        const res = await doFetch(`${base}/v2/events/stream`, {
+  const stream = (opts: StreamOptions = {}) =>
+    resumingStream<Event>(
+      (last) =>
+        doFetch(`${base}/v2/events/stream`, {
           headers: { authorization, accept: 'text/event-stream', ...(last ? { 'last-event-id': last } : {}) },
           signal: opts.signal ?? null,
-        })
-        if (!res.ok || !res.body) {
-          if (!RETRIED.has(res.status)) throw errorOf(res, await res.text())
-          failure = new Error(`HTTP ${res.status}`)
-        } else {
-          for await (const message of readStream(res.body)) {
-            if (message.retry !== undefined) delay = message.retry
-            if (!message.id || seen.has(message.id)) continue
-            seen.add(message.id)
-            // the ids a reconnect can send again are those just before the last one
-            if (seen.size > 10_000) seen.delete(seen.values().next().value as string)
-            last = message.id
-            yield JSON.parse(message.data) as Event
-          }
-          failure = new Error('the stream ended')
-        }
-      } catch (err) {
-        if (err instanceof JackdawError || opts.signal?.aborted) throw err
-        failure = err
-      }
-      opts.onReconnect?.(last, failure)
-      await sleep(delay, opts.signal)
-    }
-  }
+        }),
+      (status) => RETRIED.has(status),
+      opts,
+    )
 
   return {
     me: {

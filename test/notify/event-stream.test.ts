@@ -6,8 +6,9 @@ import { type ListeningApp, listeningApp } from '../helpers/listening.js'
 
 /**
  * GET /v2/events/stream over a real connection: server-sent events with `id:` the event id and
- * `data:` the event; a new stream starts after what is stored; `Last-Event-ID` resumes with every
- * event after it; an event that commits after a newer one was sent still comes.
+ * `data:` the event; a new stream starts after what is stored, and names that point first as an
+ * id with no data; `Last-Event-ID` resumes with every event after it; an event that commits after
+ * a newer one was sent still comes.
  */
 
 let t: ListeningApp
@@ -22,11 +23,16 @@ function open(key: string, lastEventId?: string) {
     headers: { authorization: `Bearer ${key}`, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
     signal: controller.signal,
   })
-  const messages: StreamMessage[] = []
+  // the events; `fields` has every message, those without data (an id, a retry delay) too
+  const messages: (StreamMessage & { data: string })[] = []
+  const fields: StreamMessage[] = []
   const reading = response.then(async (res) => {
     if (!res.body) return
     try {
-      for await (const m of readStream(res.body)) messages.push(m)
+      for await (const m of readStream(res.body)) {
+        fields.push(m)
+        if (m.data !== undefined) messages.push({ ...m, data: m.data })
+      }
     } catch {
       // aborted
     }
@@ -34,6 +40,7 @@ function open(key: string, lastEventId?: string) {
   return {
     response,
     messages,
+    fields,
     reading,
     async until(n: number, timeoutMs = 10_000) {
       const started = Date.now()
@@ -47,6 +54,17 @@ function open(key: string, lastEventId?: string) {
       controller.abort()
       await reading
     },
+  }
+}
+
+/** what `find` finds, once it does */
+async function until<T>(find: () => T | undefined, timeoutMs = 5_000): Promise<T> {
+  const started = Date.now()
+  for (;;) {
+    const found = find()
+    if (found !== undefined) return found
+    if (Date.now() - started > timeoutMs) throw new Error(`nothing found in ${timeoutMs} ms`)
+    await new Promise((r) => setTimeout(r, 20))
   }
 }
 
@@ -135,6 +153,49 @@ describe('the event stream', () => {
     await new Promise((resolve) => setTimeout(resolve, 400))
     await stream.close()
     expect(stream.messages.map((m) => m.id)).toEqual(ids.slice(1))
+  })
+
+  it('names where a new stream begins, an id with no event, which as Last-Event-ID resumes with what was made after it', async () => {
+    await charge(650)
+    const newest = (await t.sk.get('/v2/events/?limit=1')).body.data[0].id
+    const stream = open(t.account.sk_test_key)
+    await stream.response
+    const start = await until(() => stream.fields.find((m) => m.id !== undefined))
+    await stream.close()
+    expect(start).toMatchObject({ id: newest })
+    expect(start.data).toBeUndefined()
+    expect(stream.messages).toEqual([])
+    const during = await charge(651)
+    const resumed = open(t.account.sk_test_key, start.id)
+    await until(() => resumed.messages.find((m) => JSON.parse(m.data).data.object.id === during))
+    await resumed.close()
+    expect(
+      resumed.messages.filter((m) => (m.id as string) > newest).map((m) => JSON.parse(m.data).data.object.id),
+    ).toEqual([during])
+  })
+
+  it('on an account with no events yet, names a start that a resumed stream sends every later event after, on a deterministic one too', async () => {
+    for (const seed of [undefined, 'event-stream-empty']) {
+      const account = await t.app.services.accounts.create('No events yet', seed ? { seed } : undefined)
+      const stream = open(account.sk_test_key)
+      await stream.response
+      const start = await until(() => stream.fields.find((m) => m.id !== undefined))
+      await stream.close()
+      expect(start.id).toMatch(/^evt_[0-9a-f]{32}$/)
+      expect(start.data).toBeUndefined()
+      const sk = client(t.app, account.sk_test_key)
+      const src = await sk.post('/v2/sources/', cardSource())
+      const made = await sk.post('/v2/charges/', { amount: 660, currency: 'usd', source: src.body.id })
+      const event = (await sk.get(`/v2/events/?charge=${made.body.id}`)).body.data[0]
+      const resumed = open(account.sk_test_key, start.id)
+      await resumed.until(1)
+      await new Promise((r) => setTimeout(r, 200))
+      await resumed.close()
+      expect(
+        resumed.messages.map((m) => m.id),
+        seed,
+      ).toEqual([event.id])
+    }
   })
 
   it('refuses a query parameter, charge= too: the stream has no filter', async () => {

@@ -1,3 +1,5 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifySignature } from '../../src/notify/signature.js'
 import { cardSource } from '../helpers/app.js'
@@ -21,6 +23,36 @@ afterAll(async () => {
   await receiver.close()
 })
 
+/** A proxy to the service by which the event stream's request takes `delayMs` to reach it, as from some way off. */
+async function distant(target: string, delayMs: number) {
+  const to = new URL(target)
+  const proxy = http.createServer((req, res) => {
+    setTimeout(
+      () => {
+        const upstream = http.request(
+          { host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers)
+            answer.pipe(res)
+          },
+        )
+        upstream.on('error', () => res.destroy())
+        req.pipe(upstream)
+      },
+      req.url?.startsWith('/v2/events/stream') ? delayMs : 0,
+    )
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        proxy.closeAllConnections()
+        proxy.close(() => resolve())
+      }),
+  }
+}
+
 /** a notify address that never answers: the calls stay queued, each with the body it would carry */
 const NOTIFY = { success: 'https://shop.example/ok', fail: 'https://shop.example/fail', notify: 'http://127.0.0.1:9/x' }
 
@@ -41,7 +73,6 @@ describe('jackdaw listen', () => {
       const [, secret] = await listener.waitFor(/Signing secret: (whsec_\S+)/)
       await listener.waitFor(/Ready/)
       expect(secret).toBe((await t.sk.get('/v2/me')).body.webhook_secret)
-      await new Promise((r) => setTimeout(r, 300))
 
       const paid = await charge(1000)
       await t.sk.post(`/v2/charges/${paid}/refund`, { amount: 300 })
@@ -91,10 +122,44 @@ describe('jackdaw listen', () => {
       },
     )
     await listener.waitFor(/Ready/)
-    await new Promise((r) => setTimeout(r, 300))
     await charge(500)
     await listener.waitFor(/charge\.succeeded\s+evt_\w+ {2}-> \[418\]/)
     expect(await listener.stop('SIGINT')).toBe(0)
+  })
+
+  it('says "Ready" once its stream is open: an event made right after it is forwarded, the service some way off', async () => {
+    const proxy = await distant(t.url, 1000)
+    const listener = runTs(['src/cli.ts', 'listen', '--forward-to', `${receiver.url}/ready`, '--api-url', proxy.url], {
+      JACKDAW_API_KEY: t.account.sk_test_key,
+    })
+    try {
+      await listener.waitFor(/Ready/)
+      const made = await charge(1100)
+      const forwarded = await receiver.waitFor((r) => r.body.includes(made), 5_000).catch(() => undefined)
+      expect(forwarded, listener.output()).toBeDefined()
+      await listener.waitFor(/^\d\d:\d\d:\d\d\.\d{3} {2}charge\.succeeded\s+evt_\w+ {2}-> \[200\] \d+ ms$/m)
+    } finally {
+      await listener.stop('SIGINT')
+      await proxy.close()
+    }
+  })
+
+  it('resumes a connection dropped before any event came where the stream began: an event made during the drop is forwarded', async () => {
+    const listener = runTs(['src/cli.ts', 'listen', '--forward-to', `${receiver.url}/early-drop`], {
+      JACKDAW_API_URL: t.url,
+      JACKDAW_API_KEY: t.account.sk_test_key,
+    })
+    try {
+      await listener.waitFor(/Ready/)
+      t.app.server.closeAllConnections()
+      const during = await charge(1200)
+      const [, resumedAfter] = await listener.waitFor(/connection lost .*; resuming after (\S+)/)
+      expect(resumedAfter).toMatch(/^evt_[0-9a-f]{32}$/)
+      const forwarded = await receiver.waitFor((r) => r.body.includes(during), 5_000).catch(() => undefined)
+      expect(forwarded, listener.output()).toBeDefined()
+    } finally {
+      await listener.stop('SIGINT')
+    }
   })
 
   it('without a key, or with a wrong one, says so and fails', async () => {

@@ -25,6 +25,9 @@ const COMMIT_LAG_MS = 5_000
 const BATCH = 100
 const EVENT_ID = /^evt_[0-9a-f]{32}$/
 
+/** Sorts before every event's id: where a stream of an account without events yet begins. */
+const BEFORE_EVERY_EVENT = `evt_${'0'.repeat(32)}`
+
 /** The lowest id an event made at `ms` can have: its time part, and nothing after it. */
 const eventIdAt = (ms: number) => `evt_${Math.max(0, ms).toString(16).padStart(12, '0')}`
 
@@ -38,7 +41,8 @@ const Headers = Type.Object({
 /**
  * `GET /v2/events/stream`: the caller's events as server-sent events, oldest first, as they are
  * recorded. A stream opened without `Last-Event-ID` starts with the events recorded after it
- * opened; with one, it first sends every stored event after that id.
+ * opened, and first names that point as an `id:` without data; with one, it first sends every
+ * stored event after that id.
  */
 export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
   services: Services
@@ -59,7 +63,7 @@ export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
         querystring: NoQuery,
         summary: 'Stream events as they happen (server-sent events)',
         description:
-          'text/event-stream: one message per event, `id:` its id and `data:` the event as a notify call carries it. Reconnect with `Last-Event-ID` to get every event after that one; after a reconnect, events of the few seconds before it may come again (ignore an id seen before).',
+          'text/event-stream: one message per event, `id:` its id and `data:` the event as a notify call carries it. A stream opened without `Last-Event-ID` first sends an `id:` without data, where it begins. Reconnect with `Last-Event-ID` (the last id received) to get every event after that one; after a reconnect, events of the few seconds before it may come again (ignore an id seen before).',
         headers: Headers,
         response: withErrors({ 200: Type.String({ description: 'text/event-stream' }) }),
       },
@@ -98,7 +102,9 @@ export const eventStreamRoutes: FastifyPluginAsyncTypebox<{
         connection: 'close',
         'request-id': req.id,
       })
-      res.write('retry: 1000\n\n')
+      // a new stream names where it begins, as the id of no event: a client that reconnects with
+      // it as Last-Event-ID, having had no event yet, still misses none made in between
+      res.write(resumeFrom === undefined ? `retry: 1000\nid: ${floor ?? BEFORE_EVERY_EVENT}\n\n` : 'retry: 1000\n\n')
       open.add(res)
 
       let timer: NodeJS.Timeout | undefined
