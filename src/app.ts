@@ -211,7 +211,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     registerIdempotency(api, { db: deps.db, vault: deps.vault, leaseSeconds: deps.idempotencyLeaseSeconds })
     registerFaultEffects(api)
     await api.register(meRoutes, { services })
-    await api.register(sourceRoutes, { services })
+    await api.register(sourceRoutes, { services, notifyAllow: options.notifyAllow })
     await api.register(customerRoutes, { services })
     await api.register(chargeRoutes, {
       services,

@@ -12,8 +12,11 @@ declare module 'fastify' {
     auth?: RouteAuth
     /** the body may be left out and is then taken as {} */
     bodyOptional?: boolean
-    /** rules of the body its schema cannot state, also named in the answer to a body the schema refuses */
-    bodyRules?: (body: unknown) => Violation[]
+    /**
+     * rules of the body its schema cannot state, also named in the answer to a body the schema
+     * refuses; `livemode` is the key's mode, absent on a route that takes no key
+     */
+    bodyRules?: (body: unknown, livemode?: boolean) => Violation[]
     /** the route makes its own outcomes: a Jackdaw-Test-Fault header is refused (http/test-fault-header.ts) */
     refusesTestFaults?: boolean
     /** the answer is a stream of server-sent events (text/event-stream), as the OpenAPI document says */

@@ -193,13 +193,13 @@ export function registerErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
     let appErr = catalogErrorOf(err, request)
     // a body its schema refused is also checked against the rules the schema cannot state, so
-    // that one answer names every problem
+    // that one answer names every problem; the key, checked before the body, tells the mode
     const bodyRules = request.routeOptions.config.bodyRules
     if (bodyRules && (err as FastifyError).validationContext === 'body') {
-      appErr = withViolations(appErr, bodyRules(request.body))
+      appErr = withViolations(appErr, bodyRules(request.body, request.caller?.livemode))
     }
-    if (appErr.headers) reply.headers(appErr.headers)
-    reply.code(appErr.status).type('application/json').send(appErr.toBody())
+    // under the hosted pages' addresses only requests no route takes get here (a 429 among them)
+    sendError(request, reply, appErr)
   })
 
   app.setNotFoundHandler((request, reply) => {

@@ -15,7 +15,8 @@ export interface RateLimitSettings {
 /**
  * Limits every route to `max` requests per key or client address (http/rate-key.ts) per window,
  * refused in the one error envelope. Its hooks become each route's own onRequest hooks, so it
- * must be registered before the routes, and its count runs before the key check.
+ * must be registered before the routes, and its count runs before the key check. Requests no
+ * route takes (404, 405) are counted too, by address, before their body is read, as a route's are.
  */
 export async function registerRateLimit(app: FastifyInstance, limit: RateLimitSettings): Promise<void> {
   await app.register(rateLimit, {
@@ -32,5 +33,11 @@ export async function registerRateLimit(app: FastifyInstance, limit: RateLimitSe
         'rate_limited',
         `Too many requests: at most ${ctx.max} per ${limit.windowMs} ms for one key or address; retry after ${ctx.after}`,
       ),
+  })
+  // the plugin hooks routes only; the not-found handler takes the root's hooks, this one among them
+  const limitUnrouted = app.rateLimit()
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404) return done()
+    limitUnrouted.call(app, request, reply).then(() => done(), done)
   })
 }

@@ -12,10 +12,13 @@ import { customerView } from './views.js'
 
 /**
  * The rules of a new customer's body that its schema cannot state: its email holds no card number,
- * which would otherwise be kept and shown in clear. `param` names the field as the request does.
+ * which would otherwise be kept and shown in clear. It reads the body as it came, so that a refused
+ * body's answer names this problem as well as the schema's. `param` names the field as the request
+ * does.
  */
-export function customerBodyViolations(input: { email: string }, param = 'email'): Violation[] {
-  return holdsCardNumber(input.email)
+export function customerBodyViolations(body: unknown, param = 'email'): Violation[] {
+  const email = typeof body === 'object' && body !== null ? (body as { email?: unknown }).email : undefined
+  return typeof email === 'string' && holdsCardNumber(email)
     ? [{ code: 'parameter_invalid', param, msg: `${param} must not hold a card number` }]
     : []
 }

@@ -219,6 +219,41 @@ export async function permittedAddresses(
 /** A name that means this machine whatever DNS says. */
 const LOCAL_NAME = /(^|\.)localhost\.?$/
 
+/** What can be told of a notify address before its host is looked up, if anything. */
+export type NotifyAddressVerdict = { problem: string | undefined } | { lookup: string }
+
+const notPublic = (livemode: boolean) =>
+  livemode
+    ? 'must resolve to public addresses only'
+    : 'must resolve to public addresses only; a receiver on this machine needs JACKDAW_NOTIFY_ALLOW_HOSTS (docs/api.md)'
+
+/**
+ * The part of checkNotifyAddress that needs no network: why the address is refused, undefined
+ * when it is fine, or (`lookup`) the host whose addresses alone can tell. A body its schema refused
+ * is checked this far, so that its answer names a notify address at a private IP too.
+ */
+export function notifyAddressWithoutLookup(
+  url: string,
+  livemode: boolean,
+  allow: NotifyAllowList = NotifyAllowList.none,
+): NotifyAddressVerdict {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return { problem: 'must be an absolute http or https URL' }
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { problem: 'must be an http or https URL' }
+  if (parsed.username || parsed.password) return { problem: 'must not carry credentials' }
+  const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  // an address is checked as it is, as permittedAddresses does
+  if (isIP(host) !== 0) {
+    return { problem: isPublicAddress(host) || allow.allowsAddress(host) ? undefined : notPublic(livemode) }
+  }
+  if (!livemode && !allow.allowsName(host)) return { problem: LOCAL_NAME.test(host) ? notPublic(livemode) : undefined }
+  return { lookup: host }
+}
+
 /**
  * Why a notify address is refused (to follow the field's name: `redirect.notify must …`), or
  * undefined when it is fine: http and https only, and a host
@@ -233,23 +268,12 @@ export async function checkNotifyAddress(
   resolver: NotifyHostResolver = systemResolver,
   allow: NotifyAllowList = NotifyAllowList.none,
 ): Promise<string | undefined> {
-  let parsed: URL
+  const verdict = notifyAddressWithoutLookup(url, livemode, allow)
+  if (!('lookup' in verdict)) return verdict.problem
   try {
-    parsed = new URL(url)
-  } catch {
-    return 'must be an absolute http or https URL'
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'must be an http or https URL'
-  if (parsed.username || parsed.password) return 'must not carry credentials'
-  const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  const notPublic = livemode
-    ? 'must resolve to public addresses only'
-    : 'must resolve to public addresses only; a receiver on this machine needs JACKDAW_NOTIFY_ALLOW_HOSTS (docs/api.md)'
-  if (!livemode && isIP(host) === 0 && !allow.allowsName(host)) return LOCAL_NAME.test(host) ? notPublic : undefined
-  try {
-    await permittedAddresses(host, resolver, allow)
+    await permittedAddresses(verdict.lookup, resolver, allow)
     return undefined
   } catch (err) {
-    return (err as NotifyHostRefused).reason === 'dns' ? 'names a host that does not resolve' : notPublic
+    return (err as NotifyHostRefused).reason === 'dns' ? 'names a host that does not resolve' : notPublic(livemode)
   }
 }

@@ -8,6 +8,7 @@ import type { Db } from '../store/db.js'
 import { makeId } from '../store/ids.js'
 import type { Scope } from '../store/scope.js'
 import * as sources from '../store/sources.js'
+import { type NotifyAllowList, notifyAddressWithoutLookup } from './notify-address.js'
 import { sourceView } from './views.js'
 
 export type NotifyAddressCheck = (url: string, livemode: boolean) => Promise<string | undefined>
@@ -102,10 +103,11 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * The rules of a source's body that its schema cannot state: which fields each type needs, the
  * redirect addresses' schemes, the card number's check digit and the expiry. They read the body as
  * it came, before or without its schema's check, so that a refused body's answer names these
- * problems as well as the schema's (the address check for notify calls needs the network, and runs
- * in the service only).
+ * problems as well as the schema's. With `notifyAllow` (the operator's, given when the body is
+ * refused before the service sees it), the notify address is checked as far as it can be without
+ * a lookup of its host; the service checks it whole.
  */
-export function sourceBodyViolations(body: unknown, livemode?: boolean): Violation[] {
+export function sourceBodyViolations(body: unknown, livemode?: boolean, notifyAllow?: NotifyAllowList): Violation[] {
   if (!isObject(body)) return []
   const violations: Violation[] = []
   const { card, redirect } = body
@@ -140,6 +142,16 @@ export function sourceBodyViolations(body: unknown, livemode?: boolean): Violati
       const problem =
         typeof address === 'string' ? redirectAddressProblem(`redirect.${field}`, address, livemode) : undefined
       if (problem) violations.push({ code: 'parameter_invalid', param: `redirect.${field}`, msg: problem })
+    }
+    if (notifyAllow && livemode !== undefined && typeof redirect.notify === 'string') {
+      const verdict = notifyAddressWithoutLookup(redirect.notify, livemode, notifyAllow)
+      if ('problem' in verdict && verdict.problem) {
+        violations.push({
+          code: 'parameter_invalid',
+          param: 'redirect.notify',
+          msg: `redirect.notify ${verdict.problem}`,
+        })
+      }
     }
   }
   violations.push(...cardNumbersInText(body))

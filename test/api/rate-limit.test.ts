@@ -58,7 +58,7 @@ describe('rate limiting requests without a valid key', () => {
 async function from(
   t: TestApp,
   address: string,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PUT',
   url: string,
   authorization?: string,
   body?: object,
@@ -144,6 +144,74 @@ describe('rate limiting made-up keys', () => {
       }
       expect(statuses).toEqual([401, 401, 401, 429, 429, 429])
       expect(await from(t, '203.0.113.30', 'GET', '/v2/charges/', basic(t.account.sk_test_key))).toBe(200)
+    } finally {
+      await t.close()
+    }
+  })
+})
+
+describe('rate limiting requests no route answers', () => {
+  /** The answers, in order, to `n` requests from one address. */
+  async function answers(t: TestApp, address: string, n: number, method: 'GET' | 'PUT', url: (i: number) => string) {
+    const all: Awaited<ReturnType<TestApp['app']['inject']>>[] = []
+    for (let i = 0; i < n; i++) all.push(await t.app.inject({ method, url: url(i), remoteAddress: address }))
+    return all
+  }
+
+  it('counts unknown routes by address: past the limit, 429 in the envelope with Retry-After', async () => {
+    const t = await testApp({}, { rateLimit: { max: 3, windowMs: 60_000 } })
+    try {
+      const res = await answers(t, '203.0.113.40', 5, 'GET', (i) => `/v2/nothing/${i}`)
+      expect(res.map((r) => r.statusCode)).toEqual([404, 404, 404, 429, 429])
+      const limited = res[4] as (typeof res)[number]
+      expect(limited.json().error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limited' })
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
+      expect(limited.headers['request-id']).toMatch(/^req_/)
+      // the address's count is one: a route that exists is refused too, and another address is not
+      expect(await from(t, '203.0.113.40', 'GET', '/v2/openapi.json')).toBe(429)
+      expect(await from(t, '203.0.113.49', 'GET', '/v2/nothing')).toBe(404)
+      // a secret key keeps its own count even at an unknown route of the flooding address
+      expect(await from(t, '203.0.113.40', 'GET', '/v2/me', basic(t.account.sk_test_key))).toBe(200)
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('counts a wrong method at a path that exists (405) by address', async () => {
+    const t = await testApp({}, { rateLimit: { max: 3, windowMs: 60_000 } })
+    try {
+      const res = await answers(t, '203.0.113.41', 5, 'PUT', () => '/v2/sources/')
+      expect(res.map((r) => r.statusCode)).toEqual([405, 405, 405, 429, 429])
+      expect((res[4] as (typeof res)[number]).json().error.code).toBe('rate_limited')
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('counts hosted pages that find nothing, answered as pages', async () => {
+    const t = await testApp({}, { rateLimit: { max: 3, windowMs: 60_000 } })
+    try {
+      const res = await answers(t, '203.0.113.42', 5, 'GET', () => `/v2/hosted/charges/ch_${'0'.repeat(32)}?token=x`)
+      expect(res.map((r) => r.statusCode)).toEqual([404, 404, 404, 429, 429])
+      expect(Number((res[4] as (typeof res)[number]).headers['retry-after'])).toBeGreaterThan(0)
+      // an address under the hosted pages that no route takes: a payer's browser gets a page there too
+      const unrouted = await answers(t, '203.0.113.44', 5, 'GET', () => '/v2/hosted/nothing')
+      expect(unrouted.map((r) => r.statusCode)).toEqual([404, 404, 404, 429, 429])
+      const limited = unrouted[4] as (typeof unrouted)[number]
+      expect(limited.headers['content-type']).toMatch(/^text\/html/)
+      expect(limited.headers['referrer-policy']).toBe('no-referrer')
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('without a limit configured, unknown routes are answered as ever', async () => {
+    const t = await testApp()
+    try {
+      const res = await answers(t, '203.0.113.43', 3, 'GET', () => '/v2/nothing')
+      expect(res.map((r) => r.statusCode)).toEqual([404, 404, 404])
+      expect(res[0]?.json().error.code).toBe('route_missing')
     } finally {
       await t.close()
     }

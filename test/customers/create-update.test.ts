@@ -79,6 +79,18 @@ describe('POST /v2/customers/', () => {
     expect(res.text).not.toContain('4111111111111111')
   })
 
+  it('an email holding a card number is named beside the problems its schema finds', async () => {
+    const res = await t.sk.post('/v2/customers/', { email: '4111111111111111@example.com' })
+    expect(res.status).toBe(422)
+    const locs = res.body.error.detail.map((d: { loc: string[] }) => d.loc.join('.'))
+    expect(locs).toEqual(expect.arrayContaining(['body.description', 'body.email']))
+    expect(locs).toHaveLength(2)
+    expect(res.text).not.toContain('4111111111111111')
+    // a body that is no object, or an email that is no string, is the schema's alone to name
+    expectRefused(await t.sk.post('/v2/customers/', [1]), ['body'])
+    expectRefused(await t.sk.post('/v2/customers/', { email: 4111111111111111, description: 'x' }), ['body', 'email'])
+  })
+
   it('description is required, 1 to 255 characters', async () => {
     expectRefused(
       await t.sk.post('/v2/customers/', { email: uniqueEmail() }),

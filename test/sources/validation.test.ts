@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type TestApp, testApp } from '../helpers/app.js'
+import { type Reply, type TestApp, testApp } from '../helpers/app.js'
 import { expectRefused } from '../helpers/expect.js'
 import {
   at,
@@ -234,5 +234,59 @@ describe('a card number where a name or an address goes', () => {
     // and found with a house number after it
     const after = await create(withValue(cardBody(), ['card', 'address_line1'], '4111111111111111 12 Main St'))
     expectRefused(after, ['body', 'card', 'address_line1'], 'parameter_invalid')
+  })
+})
+
+/** Where each entry of a 422's detail points, as `body.owner.name`. */
+const locs = (res: Reply) => res.body.error.detail.map((d: { loc: string[] }) => d.loc.join('.'))
+
+describe('a refused body names the problems only its key tells, beside its schema', () => {
+  const overLongName = { name: 'x'.repeat(51) }
+
+  it('a live-mode source with an http redirect', async () => {
+    const res = await t.skLive.post(
+      '/v2/sources/',
+      withValue(withValue(walletBody(), ['redirect', 'success'], 'http://shop.example/ok'), ['owner'], overLongName),
+    )
+    expect(res.status).toBe(422)
+    expect(locs(res)).toEqual(expect.arrayContaining(['body.owner.name', 'body.redirect.success']))
+    // in test mode http is fine
+    const test = await t.sk.post(
+      '/v2/sources/',
+      withValue(withValue(walletBody(), ['redirect', 'success'], 'http://shop.example/ok'), ['owner'], overLongName),
+    )
+    expect(locs(test)).toEqual(['body.owner.name'])
+  })
+
+  it('a live-mode charge with an http redirect_url', async () => {
+    const body = { amount: 0, currency: 'usd', source: 'src_x', redirect_url: 'http://shop.example/back' }
+    const res = await t.skLive.post('/v2/charges/', body)
+    expect(res.status).toBe(422)
+    expect(locs(res)).toEqual(expect.arrayContaining(['body.amount', 'body.redirect_url']))
+    expect(locs(await t.sk.post('/v2/charges/', body))).toEqual(['body.amount'])
+  })
+})
+
+describe('a notify address at a literal address not allowed', () => {
+  const overLongName = { name: 'x'.repeat(51) }
+  const notifyAt = (notify: string) => withValue(walletBody(), ['redirect', 'notify'], notify)
+
+  it('is named beside the problems its schema finds, in both modes', async () => {
+    for (const address of ['http://10.1.2.3/hook', 'https://[fd00::1]/hook', 'http://[::ffff:192.168.0.1]/']) {
+      expect(locs(await create(notifyAt(address))), address).toEqual(['body.redirect.notify'])
+      const both = withValue(notifyAt(address), ['owner'], overLongName)
+      for (const res of [await t.sk.post('/v2/sources/', both), await t.skLive.post('/v2/sources/', both)]) {
+        expect(res.status).toBe(422)
+        expect(locs(res), address).toEqual(expect.arrayContaining(['body.owner.name', 'body.redirect.notify']))
+        expect(locs(res)).toHaveLength(2)
+      }
+    }
+  })
+
+  it('an address the operator allows, or a public one, is not named', async () => {
+    for (const address of ['http://127.0.0.1:9/hook', 'https://93.184.216.34/hook', 'https://receiver.example/hook']) {
+      const res = await create(withValue(notifyAt(address), ['owner'], overLongName))
+      expect(locs(res), address).toEqual(['body.owner.name'])
+    }
   })
 })

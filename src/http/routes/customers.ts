@@ -9,6 +9,7 @@ import {
   EmailParams,
   UpdateCustomerBody,
 } from '../../schemas/customer.js'
+import { customerBodyViolations } from '../../services/customers.js'
 import type { Services } from '../../services/index.js'
 import { pageOf } from '../lists.js'
 
@@ -25,6 +26,8 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.post(
     '/v2/customers/',
     {
+      // the second argument of body rules is the key's mode, not the field's name
+      config: { bodyRules: (body) => customerBodyViolations(body) },
       schema: {
         tags,
         operationId: 'createCustomer',

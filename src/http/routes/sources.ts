@@ -2,13 +2,24 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, NoQuery, withErrors } from '../../schemas/common.js'
 import { CreateSourceBody, Source } from '../../schemas/source.js'
 import type { Services } from '../../services/index.js'
+import { NotifyAllowList } from '../../services/notify-address.js'
 import { sourceBodyViolations } from '../../services/sources.js'
 
-export const sourceRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+/**
+ * `notifyAllow`: the receivers the operator allows besides public addresses (the services' own
+ * list), against which a refused body's notify address is checked too.
+ */
+export const sourceRoutes: FastifyPluginAsyncTypebox<{ services: Services; notifyAllow?: NotifyAllowList }> = async (
+  app,
+  { services, notifyAllow = NotifyAllowList.none },
+) => {
   app.post(
     '/v2/sources/',
     {
-      config: { auth: 'public', bodyRules: sourceBodyViolations },
+      config: {
+        auth: 'public',
+        bodyRules: (body, livemode) => sourceBodyViolations(body, livemode, notifyAllow),
+      },
       schema: {
         tags: ['sources'],
         operationId: 'createSource',
