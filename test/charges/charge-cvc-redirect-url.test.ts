@@ -22,7 +22,7 @@ class CodesNoted extends Simulator {
 const processor = new CodesNoted()
 let t: TestApp
 beforeAll(async () => {
-  t = await testApp({ testProcessor: processor })
+  t = await testApp({ testProcessor: processor, liveProcessor: new Simulator() })
 })
 afterAll(() => t.close())
 
@@ -114,6 +114,22 @@ describe('create charge: cvc', () => {
     expect(processor.codes.get(res.body.id)).toBe('222')
   })
 
+  it('a source without a card: the code is ignored, as docs/api.md says, and the payer pays as usual', async () => {
+    const src = (await t.sk.post('/v2/sources/', { type: 'wallet_a', redirect: REDIRECT })).body
+    const res = await t.sk.post('/v2/charges/', { amount: 700, currency: 'usd', source: src.id, cvc: '4071' })
+    expect(res.status, res.text).toBe(201)
+    expect(res.body.status).toBe('pending')
+    expect(res.body.source.card).toBeUndefined()
+    expect(res.text).not.toContain('"4071"')
+    // the processor was asked, with no card and so no code
+    expect(processor.codes.has(res.body.id)).toBe(true)
+    expect(processor.codes.get(res.body.id)).toBeUndefined()
+    const url = new URL(res.body.source.action.url)
+    const paid = await answer({ action: url.pathname, token: url.searchParams.get('token') as string }, 'approve')
+    expect(paid.headers.location).toBe(REDIRECT.success)
+    expect((await t.sk.get(`/v2/charges/${res.body.id}`)).body.status).toBe('succeeded')
+  })
+
   it.each(['12', '12345', 'abc', '12a', ' 123', ''])('cvc %j is 422, the value not echoed', async (cvc) => {
     const source = (await t.sk.post('/v2/sources/', cardSource())).body
     const res = await t.sk.post('/v2/charges/', { amount: 700, currency: 'usd', source: source.id, cvc })
@@ -173,6 +189,55 @@ describe('create charge: redirect_url', () => {
     const res = await t.sk.post('/v2/charges/', { amount: 700, currency: 'usd', source: source.id, redirect_url })
     expectError(res, 422, 'parameter_invalid', 'redirect_url')
     expect((await t.sk.get(`/v2/sources/${source.id}`)).body.used).toBe(false)
+  })
+
+  it('live mode: an http address is 422 and leaves the source to be charged; an https one is taken', async () => {
+    const source = (await t.skLive.post('/v2/sources/', threeDs)).body
+    expect(source.livemode).toBe(true)
+    const refused = await t.skLive.post('/v2/charges/', {
+      amount: 700,
+      currency: 'usd',
+      source: source.id,
+      redirect_url: 'http://shop.example/back',
+    })
+    expectError(refused, 422, 'parameter_invalid', 'redirect_url')
+    expect((await t.skLive.get(`/v2/sources/${source.id}`)).body.used).toBe(false)
+
+    const taken = await t.skLive.post('/v2/charges/', {
+      amount: 700,
+      currency: 'usd',
+      source: source.id,
+      redirect_url: 'https://shop.example/back',
+    })
+    expect(taken.status, taken.text).toBe(201)
+    expect(taken.body).toMatchObject({ livemode: true, status: 'pending' })
+    const url = new URL(taken.body.source.action.url)
+    const paid = await answer({ action: url.pathname, token: url.searchParams.get('token') as string }, 'approve')
+    expect(paid.status).toBe(303)
+    expect(paid.headers.location).toBe(`https://shop.example/back?charge=${taken.body.id}&status=succeeded`)
+  })
+
+  it('an address of exactly 2048 characters is taken', async () => {
+    const base = 'https://shop.example/'
+    const redirect_url = base + 'a'.repeat(2048 - base.length)
+    expect(redirect_url).toHaveLength(2048)
+    const h = await pendingCharge(threeDs, { redirect_url })
+    const res = await answer(h, 'approve')
+    expect(res.status).toBe(303)
+    expect(res.headers.location).toBe(`${redirect_url}?charge=${h.id}&status=succeeded`)
+  })
+
+  it("the service's own charge and status replace any the address already has", async () => {
+    const h = await pendingCharge(threeDs, {
+      redirect_url: 'https://shop.example/r?charge=ch_forged&order=7&status=succeeded&charge=again',
+    })
+    const res = await answer(h, 'decline')
+    expect(res.status).toBe(303)
+    const back = new URL(res.headers.location as string)
+    expect(back.origin + back.pathname).toBe('https://shop.example/r')
+    expect(back.searchParams.getAll('charge')).toEqual([h.id])
+    expect(back.searchParams.getAll('status')).toEqual(['failed'])
+    expect(back.searchParams.get('order')).toBe('7')
   })
 
   it('an address of over 2048 characters is 422', async () => {

@@ -121,6 +121,14 @@ describe('card charges: one per test card outcome', () => {
     expect(c.source.action).toBeUndefined()
   })
 
+  it('require_auth false on 4000000000003246 skips 3-D Secure and is declined at once', async () => {
+    const c = await created(sourceBody('card', { number: '4000000000003246' }), { require_auth: false })
+    expect(c).toMatchObject({ status: 'failed', authorized: false, captured: false })
+    expect(c.failure_data.code).toBe('card_declined')
+    expect(c.source.require_auth).toBe(false)
+    expect(c.source.action).toBeUndefined()
+  })
+
   it('a vaulted 4000000000003220 skips 3-D Secure, even with require_auth true, and can be charged again', async () => {
     const { src, cus } = await vaulted(sourceBody('card', { number: '4000000000003220' }))
     for (let i = 0; i < 2; i++) {
@@ -147,5 +155,26 @@ describe('metadata of a charge', () => {
     expect(Object.keys(c.metadata)).toEqual(['zone', 'a', 'middle'])
     const listed = (await t.sk.get('/v2/charges/?limit=5')).body.data.find((x: Json) => x.id === c.id)
     expect(Object.keys(listed.metadata)).toEqual(['zone', 'a', 'middle'])
+  })
+})
+
+describe('the source a charge embeds', () => {
+  const owner = {
+    name: 'Ann Lee',
+    address_country: 'PH',
+    billing: { name: 'Ann Lee', line1: '12 Rizal St', city: 'Manila', email: 'ann@example.com' },
+  }
+
+  it("a 3-D Secure card's: its owner, the charge's require_auth and the payer's action, created, retrieved and listed", async () => {
+    const c = await created({ ...sourceBody('card', { number: '4000000000003220' }), redirect: REDIRECT, owner })
+    expect(c.status).toBe('pending')
+    expect(c.source).toMatchObject({ owner, require_auth: true, redirect: REDIRECT })
+    expect(c.source.action).toEqual({
+      type: 'redirect_to_url',
+      url: expect.stringContaining(`/v2/hosted/charges/${c.id}?token=`),
+    })
+    // created() has compared the retrieved charge with the created one
+    const listed = (await t.sk.get('/v2/charges/?limit=5')).body.data.find((x: Json) => x.id === c.id)
+    expect(listed.source).toEqual(c.source)
   })
 })

@@ -159,3 +159,22 @@ describe('non-card sources: one lifecycle per type', () => {
     expectError(again, 400, 'source_used', 'source')
   })
 })
+
+describe('the source a charge embeds', () => {
+  it("a wallet's: its owner and the charge's require_auth, created, retrieved, listed and once approved", async () => {
+    const owner = {
+      name: 'Ann Lee',
+      address_country: 'PH',
+      shipping: { name: 'Ann Lee', city: 'Cebu', zip_code: '6000' },
+    }
+    const c = await created({ ...sourceBody('wallet_b'), owner }, { require_auth: false })
+    // require_auth only skips a card's 3-D Secure: the wallet still waits for its payer
+    expect(c.status).toBe('pending')
+    expect(c.source).toMatchObject({ owner, require_auth: false })
+    expect(c.source.action.type).toBe('redirect_to_url')
+    const listed = (await t.sk.get('/v2/charges/?limit=5')).body.data.find((x: Json) => x.id === c.id)
+    expect(listed.source).toEqual(c.source)
+    const done = await ok(await decide(c.id, 'approve'))
+    expect(done.source).toMatchObject({ owner, require_auth: false })
+  })
+})

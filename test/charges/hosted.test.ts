@@ -96,14 +96,22 @@ describe('hosted page: wallets, card scheme, QR and bank transfer', () => {
     expect(await charge(h.charge.id)).toMatchObject({ status: 'succeeded', authorized: true, captured: true })
   })
 
-  it('wallet: decline leads to redirect.fail and a failed charge', async () => {
-    const h = await pending({ type: 'wallet_c', redirect: REDIRECT })
+  it.each([
+    ['wallet_c', 'Approve the payment in your wallet'],
+    ['cardscheme_a', 'Approve the card-scheme payment'],
+    ['transfer_a', 'Log in to your bank'],
+  ])('%s: decline leads to redirect.fail and a failed charge', async (type, title) => {
+    const h = await pending({ type, redirect: REDIRECT })
+    await openPage(h, title)
     const res = await submit(h.action, { token: h.token, decision: 'decline' })
     expect(res.status).toBe(303)
     expect(res.headers.location).toBe(REDIRECT.fail)
     const after = await charge(h.charge.id)
-    expect(after).toMatchObject({ status: 'failed', authorized: false })
+    expect(after).toMatchObject({ status: 'failed', authorized: false, captured: false })
     expect(after.failure_data.code).toBe('payment_declined')
+    expect(after.source.action).toBeUndefined()
+    // a bank login declined links no account
+    expect(after.source.bank_account).toBeUndefined()
   })
 
   it('QR: the page shows the code; approve and decline each reach their address', async () => {

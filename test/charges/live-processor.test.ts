@@ -10,9 +10,14 @@ import { Simulator } from '../../src/processor/simulator.js'
 import { type Client, cardSource, REDIRECT, type TestApp, testApp } from '../helpers/app.js'
 
 const SECRET = 'processor-shared-secret-0123456789'
-/** The simulator as a processor service, noting the reversals it is asked for. */
+/** The simulator as a processor service, noting the reversals and voids it is asked for. */
 class ReversalsNoted extends Simulator {
   reversed: string[] = []
+  voids = 0
+  override async void() {
+    this.voids++
+    return super.void()
+  }
   override async reverse(chargeId: string) {
     this.reversed.push(chargeId)
     return super.reverse(chargeId)
@@ -59,6 +64,16 @@ async function liveCharge(app: TestApp, source: object, extra: object = {}) {
   return app.skLive.post('/v2/charges/', { amount: 2500, currency: 'eur', source: src.body.id, ...extra })
 }
 
+/** The payer's answer on the hosted page at `url`, posted as their browser would. */
+function payerAnswers(url: string, decision: 'approve' | 'decline') {
+  const page = new URL(url)
+  return t.anon.post(
+    page.pathname,
+    new URLSearchParams({ token: page.searchParams.get('token') as string, decision }).toString(),
+    { 'content-type': 'application/x-www-form-urlencoded' },
+  )
+}
+
 describe('live mode through a processor reached over HTTP', () => {
   it('authorizes, captures and refunds through the connector', async () => {
     const c = await liveCharge(t, cardSource(), { capture: false })
@@ -88,6 +103,66 @@ describe('live mode through a processor reached over HTTP', () => {
     })
     expect(post.headers.location).toBe(REDIRECT.success)
     expect((await t.skLive.get(`/v2/charges/${wallet.body.id}`)).body.status).toBe('succeeded')
+  })
+
+  it('voids an authorization through the connector', async () => {
+    const c = await liveCharge(t, cardSource(), { capture: false })
+    expect(c.body).toMatchObject({ status: 'succeeded', authorized: true, captured: false })
+    const before = simulator.voids
+    const v = await t.skLive.post(`/v2/charges/${c.body.id}/void`)
+    expect(v.status, v.text).toBe(200)
+    expect(v.body).toMatchObject({ livemode: true, status: 'voided', authorized: false, captured: false })
+    // asked of the processor over the protocol
+    expect(simulator.voids).toBe(before + 1)
+    const cap = await t.skLive.post(`/v2/charges/${c.body.id}/capture`)
+    expect(cap.body.error.code).toBe('charge_not_capturable')
+  })
+
+  it("a card's 3-D Secure step: approved, and authenticated then declined by the issuer", async () => {
+    const approved = await liveCharge(t, { ...cardSource({ number: '4000000000003220' }), redirect: REDIRECT })
+    expect(approved.body.status).toBe('pending')
+    expect(approved.body.source.action.type).toBe('redirect_to_url')
+    const ok = await payerAnswers(approved.body.source.action.url, 'approve')
+    expect(ok.headers.location).toBe(REDIRECT.success)
+    expect((await t.skLive.get(`/v2/charges/${approved.body.id}`)).body).toMatchObject({
+      status: 'succeeded',
+      captured: true,
+    })
+
+    const declined = await liveCharge(t, { ...cardSource({ number: '4000000000003246' }), redirect: REDIRECT })
+    expect(declined.body.status).toBe('pending')
+    const no = await payerAnswers(declined.body.source.action.url, 'approve')
+    expect(no.headers.location).toBe(REDIRECT.fail)
+    const after = (await t.skLive.get(`/v2/charges/${declined.body.id}`)).body
+    expect(after.status).toBe('failed')
+    expect(after.failure_data.code).toBe('card_declined')
+  })
+
+  it('transfer_a: linked on the bank page, then charged again by OTP', async () => {
+    const customer = await t.skLive.post('/v2/customers/', { email: 'ann@example.com', description: 'Ann' })
+    const src = await t.skLive.post('/v2/sources/', { type: 'transfer_a', redirect: REDIRECT })
+    const attached = await t.skLive.post(`/v2/customers/${customer.body.id}/sources`, { source: src.body.id })
+    expect(attached.status, attached.text).toBe(200)
+    const charge = () =>
+      t.skLive.post('/v2/charges/', { amount: 500, currency: 'php', source: src.body.id, customer: customer.body.id })
+    const first = await charge()
+    expect(first.body.source.action.type).toBe('redirect_to_url')
+    expect((await payerAnswers(first.body.source.action.url, 'approve')).headers.location).toBe(REDIRECT.success)
+
+    const second = await charge()
+    expect(second.body.status).toBe('pending')
+    expect(second.body.source.action).toEqual({ type: 'verify_otp', confirmation_id: expect.any(String) })
+    const verify = (otp: string) =>
+      t.skLive.post(`/v2/charges/${second.body.id}/verify`, {
+        confirmation_id: second.body.source.action.confirmation_id,
+        otp,
+      })
+    const wrong = await verify('111111')
+    expect(wrong.status).toBe(400)
+    expect(wrong.body.error.code).toBe('otp_invalid')
+    const right = await verify('123456')
+    expect(right.status, right.text).toBe(200)
+    expect(right.body).toMatchObject({ livemode: true, status: 'succeeded', captured: true, amount: 500 })
   })
 
   it('a processor timeout fails the charge with processor_timeout and reverses it there', async () => {
