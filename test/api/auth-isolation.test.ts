@@ -69,4 +69,41 @@ describe('another account, another mode: 404', () => {
     expect((await t.sk.get('/v2/customers/by_email/mode@example.com')).body.id).toBe(testCustomer)
     expect((await t.sk.get(`/v2/sources/${testSource}`)).body.used).toBe(false)
   })
+
+  it("detach with another account's or mode's customer or source is 404 and changes nothing", async () => {
+    const attached = async (c: typeof t.sk, email: string) => {
+      const cus = await newCustomer(c, email)
+      const src = await newSource(c)
+      expect((await c.post(`/v2/customers/${cus}/sources`, { source: src })).status).toBe(200)
+      return { cus, src }
+    }
+    const mine = await attached(t.sk, 'detach.mine@example.com')
+    const theirs = await attached(otherSk, 'detach.theirs@example.com')
+    const live = await attached(t.skLive, 'detach.live@example.com')
+    for (const [c, { cus, src }] of [
+      [t.sk, theirs],
+      [t.sk, { cus: mine.cus, src: theirs.src }],
+      [t.sk, { cus: theirs.cus, src: mine.src }],
+      [otherSk, mine],
+      [t.skLive, mine],
+      [t.skLive, { cus: live.cus, src: mine.src }],
+      [t.sk, live],
+      [t.sk, { cus: mine.cus, src: live.src }],
+    ] as const) {
+      expectError(await c.delete(`/v2/customers/${cus}/sources/${src}`), 404, 'resource_missing')
+    }
+    // each source is still its customer's, with the card number a detach would erase
+    for (const [c, { cus, src }] of [
+      [t.sk, mine],
+      [otherSk, theirs],
+      [t.skLive, live],
+    ] as const) {
+      expect((await c.get(`/v2/customers/${cus}`)).body.sources.map((s: { id: string }) => s.id)).toEqual([src])
+    }
+    const kept = await t.db.query<{ id: string }>(
+      'SELECT id FROM sources WHERE id = ANY($1::text[]) AND card_number_enc IS NOT NULL',
+      [[mine.src, theirs.src, live.src]],
+    )
+    expect(kept.rows).toHaveLength(3)
+  })
 })

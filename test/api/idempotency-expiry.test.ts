@@ -61,6 +61,30 @@ describe('a capture or void key', () => {
   })
 })
 
+describe('an attach key', () => {
+  it('is answered from its first request within 24 hours; after them it is a new attach, of a used source', async () => {
+    const cus = await t.sk.post('/v2/customers/', { email: 'attach.key@example.com', description: 'Holder' })
+    const src = await t.sk.post('/v2/sources/', cardSource())
+    const attach = () => t.sk.post(`/v2/customers/${cus.body.id}/sources`, { source: src.body.id }, withKey('attach-1'))
+    const first = await attach()
+    expect(first.status, first.text).toBe(200)
+    await advance(23 * HOUR)
+    const replayed = await attach()
+    expect(replayed.status).toBe(200)
+    expect(replayed.headers['idempotent-replayed']).toBe('true')
+    expect(replayed.body).toEqual(first.body)
+
+    await advance(2 * HOUR)
+    const fresh = await attach()
+    expect(fresh.status, fresh.text).toBe(400)
+    expect(fresh.body.error.code).toBe('source_used')
+    expect(fresh.headers['idempotent-replayed']).toBeUndefined()
+    expect((await t.sk.get(`/v2/customers/${cus.body.id}`)).body.sources.map((s: { id: string }) => s.id)).toEqual([
+      src.body.id,
+    ])
+  })
+})
+
 describe('a key whose first attempt failed, retried later', () => {
   it('a create: after 24 hours from its first attempt the key makes a new charge', async () => {
     const a = await t.sk.post('/v2/sources/', cardSource())

@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, parseConfig } from '../../src/config.js'
 import { explainStartupError } from '../../src/main.js'
+import { notifyWorkerSettings } from '../../src/notify/worker.js'
 
 function refusal(env: Record<string, string>): string {
   try {
@@ -12,6 +13,43 @@ function refusal(env: Record<string, string>): string {
   }
   throw new Error('the configuration was accepted')
 }
+
+describe('defaults', () => {
+  it('listens on PORT 8080 and keeps the embedded store in ./data unless told', () => {
+    const config = parseConfig({})
+    expect(config.PORT).toBe(8080)
+    expect(config.JACKDAW_DATA_DIR).toBe('./data')
+    const told = parseConfig({ PORT: '9090', JACKDAW_DATA_DIR: '/var/lib/jackdaw' })
+    expect(told.PORT).toBe(9090)
+    expect(told.JACKDAW_DATA_DIR).toBe('/var/lib/jackdaw')
+  })
+
+  it('gives the notify worker 4 calls per account and per host, 3 s to connect and 10 s per call unless told', () => {
+    expect(notifyWorkerSettings(parseConfig({}))).toMatchObject({
+      accountConcurrency: 4,
+      hostConcurrency: 4,
+      connectTimeoutMs: 3000,
+      timeoutMs: 10_000,
+    })
+    const told = parseConfig({
+      JACKDAW_NOTIFY_ACCOUNT_CONCURRENCY: '2',
+      JACKDAW_NOTIFY_HOST_CONCURRENCY: '3',
+      JACKDAW_NOTIFY_CONNECT_TIMEOUT_MS: '1500',
+    })
+    expect(notifyWorkerSettings(told)).toMatchObject({
+      accountConcurrency: 2,
+      hostConcurrency: 3,
+      connectTimeoutMs: 1500,
+    })
+    for (const name of [
+      'JACKDAW_NOTIFY_ACCOUNT_CONCURRENCY',
+      'JACKDAW_NOTIFY_HOST_CONCURRENCY',
+      'JACKDAW_NOTIFY_CONNECT_TIMEOUT_MS',
+    ]) {
+      expect(refusal({ [name]: 'four' })).toContain(`${name}=`)
+    }
+  })
+})
 
 describe('a refused configuration', () => {
   it('names each bad setting and prints no secret and no password of an address', () => {

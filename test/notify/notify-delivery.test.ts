@@ -1,7 +1,11 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { sign, verifySignature } from '../../src/notify/signature.js'
+import { Simulator } from '../../src/processor/simulator.js'
+import type { Json } from '../helpers/app.js'
 import { chargeNotifying, deliveryOf, micros, settled, sleep, waitFor } from './notify-harness.js'
-import { expectSpacing, receiver, service, useNotifyServices } from './notify-services.js'
+import { cleanup, expectSpacing, receiver, service, useNotifyServices } from './notify-services.js'
 
 /**
  * Notify calls delivered: retried on the schedule, signed with the account's webhook secret (a
@@ -89,6 +93,72 @@ describe('notify calls', () => {
     const call = r.calls[0]!
     expect(verifySignature(call.body, call.headers['jackdaw-signature'], rolled.body.secret)).toBe(true)
     expect(verifySignature(call.body, call.headers['jackdaw-signature'], before)).toBe(false)
+  })
+
+  it('any 2xx is a proper answer, taken at the first attempt; a 302 is a failed one, and where it points is never called', async () => {
+    const s = await service({ schedule: [0.2], timeoutMs: 5000, pollMs: 50 })
+    // answers each call with the status its charge's amount names
+    const r = await receiver((_n, body) => JSON.parse(body).data.object.amount)
+    const target = await receiver(() => 200)
+    const redirected: string[] = []
+    const redirecting = http.createServer((req, res) => {
+      redirected.push(String(req.headers['jackdaw-delivery']))
+      req.resume()
+      res.writeHead(302, { location: target.url }).end()
+    })
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve))
+    cleanup.push(() => new Promise<void>((resolve) => redirecting.close(() => resolve())))
+    const redirectingUrl = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hooks/jackdaw`
+
+    const proper = []
+    for (const status of [201, 202, 299]) proper.push({ status, ...(await chargeNotifying(s.sk, r.url, status)) })
+    const moved = await deliveryOf(s.sk, (await chargeNotifying(s.sk, redirectingUrl)).event.id)
+    for (const { status, event } of proper) {
+      const done = await settled(s.sk, (await deliveryOf(s.sk, event.id)).id, 'delivered')
+      expect(done.attempts.map((a: Json) => [a.status_code, a.succeeded, a.error])).toEqual([[status, true, null]])
+    }
+    const failed = await settled(s.sk, moved.id, 'failed')
+    expect(failed.attempts.map((a: Json) => [a.status_code, a.succeeded, a.error])).toEqual([
+      [302, false, 'http_status'],
+      [302, false, 'http_status'],
+    ])
+    expect(failed.delivered_at).toBeNull()
+    expect(redirected).toEqual([moved.id, moved.id])
+    expect(target.calls).toEqual([])
+  })
+
+  it("a live-mode call is signed with the live secret and says so; rolling one mode's secret leaves the other's", async () => {
+    // a live processor; the local receiver is allowed, as JACKDAW_NOTIFY_ALLOW_HOSTS=127.0.0.1 would
+    const s = await service({ schedule: [0.3], timeoutMs: 5000, pollMs: 50 }, { liveProcessor: new Simulator() })
+    const r = await receiver(() => 200)
+    const liveSecret = (await s.skLive.get('/v2/me')).body.webhook_secret as string
+    const testSecret = (await s.sk.get('/v2/me')).body.webhook_secret as string
+    expect(liveSecret).not.toBe(testSecret)
+    const rolledTest = await s.sk.post('/v2/me/webhook_secret/roll')
+    expect(rolledTest.body).toMatchObject({ object: 'webhook_secret', livemode: false })
+    expect((await s.skLive.get('/v2/me')).body.webhook_secret).toBe(liveSecret)
+
+    const { event } = await chargeNotifying(s.skLive, r.url)
+    expect(event.livemode).toBe(true)
+    const d = await deliveryOf(s.skLive, event.id)
+    expect(d.livemode).toBe(true)
+    expect(await deliveryOf(s.sk, event.id)).toBeUndefined()
+    await settled(s.skLive, d.id, 'delivered')
+    expect(r.calls).toHaveLength(1)
+    const call = r.calls[0]!
+    const header = call.headers['jackdaw-signature'] as string
+    expect(verifySignature(call.body, header, liveSecret)).toBe(true)
+    for (const other of [testSecret, rolledTest.body.secret])
+      expect(verifySignature(call.body, header, other)).toBe(false)
+    const body = JSON.parse(call.body)
+    expect(body).toEqual((await s.skLive.get(`/v2/events/${event.id}`)).body)
+    expect(body).toMatchObject({ id: event.id, livemode: true, data: { object: { livemode: true } } })
+
+    const rolledLive = await s.skLive.post('/v2/me/webhook_secret/roll')
+    expect(rolledLive.body).toMatchObject({ object: 'webhook_secret', livemode: true })
+    expect(rolledLive.body.secret).not.toBe(liveSecret)
+    expect((await s.skLive.get('/v2/me')).body.webhook_secret).toBe(rolledLive.body.secret)
+    expect((await s.sk.get('/v2/me')).body.webhook_secret).toBe(rolledTest.body.secret)
   })
 
   it('survives a restart between attempts; calls queued while no worker runs are sent after', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseSignatureHeader, sign, verifySignature } from '../../src/notify/signature.js'
-import { cardSource, client } from '../helpers/app.js'
+import { type Client, cardSource, client, type Json, REDIRECT } from '../helpers/app.js'
 import { chargeNotifying, deliveryOf, type Harness, harness, type Service } from './notify-harness.js'
 
 let h: Harness
@@ -13,6 +13,49 @@ beforeAll(async () => {
 afterAll(() => h.close())
 
 const NOTIFY = 'http://127.0.0.1:9/never-called'
+
+/** Every event of the account's list, newest first, paged through as a client would. */
+async function allEventIds(): Promise<string[]> {
+  const ids: string[] = []
+  let path: string | null = '/v2/events/?limit=100'
+  while (path) {
+    const page: Json = await s.sk.get(path)
+    expect(page.status).toBe(200)
+    ids.push(...page.body.data.map((e: { id: string }) => e.id))
+    path = page.body.next
+  }
+  return ids
+}
+
+/**
+ * A charge's events, newest first, are `types`; each has its notify call queued, whose body (what
+ * the worker will send) is the event exactly as GET /v2/events/:id shows it. Returns the events.
+ */
+async function expectQueued(c: Client, chargeId: string, types: string[]): Promise<Json[]> {
+  const events = (await c.get(`/v2/events/?charge=${chargeId}`)).body.data as Json[]
+  expect(events.map((e) => e.type)).toEqual(types)
+  const deliveries = (await c.get(`/v2/deliveries/?charge=${chargeId}`)).body.data as Json[]
+  expect(deliveries.map((d) => d.event)).toEqual(events.map((e) => e.id))
+  for (const [i, e] of events.entries()) {
+    expect(deliveries[i]).toMatchObject({ event_type: e.type, url: NOTIFY, status: 'pending', attempt_count: 0 })
+    const shown = await c.get(`/v2/events/${e.id}`)
+    expect(shown.status).toBe(200)
+    const queued = await s.db.query<{ payload: string }>('SELECT payload FROM deliveries WHERE id = $1', [
+      deliveries[i].id,
+    ])
+    expect(JSON.parse(queued.rows[0]?.payload as string), e.type).toEqual(shown.body)
+  }
+  return events
+}
+
+/** A new source with redirect.notify (a card by default), and a charge of it. */
+async function notifyingCharge(c: Client, source: object = cardSource(), charge: object = {}): Promise<Json> {
+  const src = await c.post('/v2/sources/', { ...source, redirect: { ...REDIRECT, notify: NOTIFY } })
+  expect(src.status, src.text).toBe(200)
+  const ch = await c.post('/v2/charges/', { amount: 900, currency: 'usd', source: src.body.id, ...charge })
+  expect(ch.status, ch.text).toBe(201)
+  return ch.body
+}
 
 describe('events', () => {
   it('lists events newest first and retrieves each; pages with start_after', async () => {
@@ -103,6 +146,38 @@ describe('events', () => {
     )
   })
 
+  it('pages 20 by default and up to 100; limit 0 or 101 is 422; a charge id as start_after is 400', async () => {
+    // more events than one default page
+    for (let n = (await allEventIds()).length; n <= 21; n++) {
+      const src = await s.sk.post('/v2/sources/', cardSource())
+      expect((await s.sk.post('/v2/charges/', { amount: 100 + n, currency: 'usd', source: src.body.id })).status).toBe(
+        201,
+      )
+    }
+    const all = await allEventIds()
+    expect(all.length).toBeGreaterThan(21)
+    const first = await s.sk.get('/v2/events/')
+    expect(first.body.data.map((e: { id: string }) => e.id)).toEqual(all.slice(0, 20))
+    expect(first.body.next).toBe(`/v2/events/?start_after=${all[19]}`)
+    const second = await s.sk.get(first.body.next)
+    expect(second.body.data.map((e: { id: string }) => e.id)).toEqual(all.slice(20, 40))
+    const last = await s.sk.get(`/v2/events/?start_after=${all[all.length - 2]}`)
+    expect(last.body.data.map((e: { id: string }) => e.id)).toEqual([all[all.length - 1]])
+    expect(last.body.next).toBeNull()
+
+    expect((await s.sk.get('/v2/events/?limit=1')).body.data).toHaveLength(1)
+    expect((await s.sk.get('/v2/events/?limit=100')).body.data).toHaveLength(Math.min(all.length, 100))
+    for (const limit of ['0', '101']) {
+      const bad = await s.sk.get(`/v2/events/?limit=${limit}`)
+      expect(bad.status, limit).toBe(422)
+      expect(bad.body.error.param, limit).toBe('limit')
+    }
+    const aCharge = (await s.sk.get('/v2/charges/?limit=1')).body.data[0].id
+    const notAnEvent = await s.sk.get(`/v2/events/?start_after=${aCharge}`)
+    expect(notAnEvent.status).toBe(400)
+    expect(notAnEvent.body.error).toMatchObject({ code: 'cursor_invalid', param: 'start_after' })
+  })
+
   it('events and deliveries need a secret key', async () => {
     for (const path of ['/v2/events/', '/v2/deliveries/']) {
       const res = await s.pk.get(path)
@@ -182,11 +257,122 @@ describe('deliveries', () => {
     expect((await s.sk.get('/v2/deliveries/dlv_00000000000000000000000000000000')).status).toBe(404)
   })
 
+  it("another account's or the other mode's event or delivery is no cursor, and their charge= lists nothing", async () => {
+    const { charge, event } = await chargeNotifying(s.sk, NOTIFY)
+    const d = await deliveryOf(s.sk, event.id)
+    const other = client(s.app, (await s.app.services.accounts.create('Cursor account')).sk_test_key)
+    for (const c of [other, s.skLive]) {
+      for (const path of [`/v2/events/?start_after=${event.id}`, `/v2/deliveries/?start_after=${d.id}`]) {
+        const res = await c.get(path)
+        expect(res.status, path).toBe(400)
+        expect(res.body.error).toMatchObject({ code: 'cursor_invalid', param: 'start_after' })
+      }
+      for (const list of ['events', 'deliveries']) {
+        const res = await c.get(`/v2/${list}/?charge=${charge.id}`)
+        expect(res.status, list).toBe(200)
+        expect(res.body.data, list).toEqual([])
+      }
+    }
+    // while the owner pages past them, and finds them by their charge
+    expect((await s.sk.get(`/v2/events/?start_after=${event.id}`)).status).toBe(200)
+    expect((await s.sk.get(`/v2/deliveries/?start_after=${d.id}`)).status).toBe(200)
+    expect((await s.sk.get(`/v2/deliveries/?charge=${charge.id}`)).body.data.map((x: Json) => x.id)).toEqual([d.id])
+  })
+
   it('the deliveries endpoints are in the OpenAPI document', async () => {
     const doc = JSON.parse((await s.app.inject({ method: 'GET', url: '/v2/openapi.json' })).body)
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining(['/v2/deliveries/', '/v2/deliveries/{dlv_id}', '/v2/deliveries/{dlv_id}/redeliver']),
     )
+  })
+})
+
+describe('every change of a charge queues its notify call, carrying the event', () => {
+  const form = { 'content-type': 'application/x-www-form-urlencoded' }
+  /** The payer's answer on the hosted page, posted by its form as a browser does. */
+  async function answerPage(ch: Json, decision: 'approve' | 'decline') {
+    const url = new URL(ch.source.action.url)
+    const token = url.searchParams.get('token') as string
+    const res = await client(s.app).post(url.pathname, new URLSearchParams({ token, decision }).toString(), form)
+    expect(res.status, res.text).toBe(303)
+    expect(res.headers.location).toBe(decision === 'approve' ? REDIRECT.success : REDIRECT.fail)
+  }
+
+  it('the payer approves or declines on the hosted page', async () => {
+    const approved = await notifyingCharge(s.sk, cardSource({ number: '4000000000003220' }))
+    expect(approved.status).toBe('pending')
+    await answerPage(approved, 'approve')
+    const [succeeded] = await expectQueued(s.sk, approved.id, ['charge.succeeded', 'charge.pending'])
+    expect(succeeded.data.object.status).toBe('succeeded')
+
+    const declined = await notifyingCharge(s.sk, cardSource({ number: '4000000000003220' }))
+    await answerPage(declined, 'decline')
+    const [failed] = await expectQueued(s.sk, declined.id, ['charge.failed', 'charge.pending'])
+    expect(failed.data.object.failure_data.code).toBe('authentication_failed')
+  })
+
+  it('a linked bank account: each OTP answer, accepted or declined by the bank', async () => {
+    const src = await s.sk.post('/v2/sources/', { type: 'transfer_a', redirect: { ...REDIRECT, notify: NOTIFY } })
+    const cus = await s.sk.post('/v2/customers/', { email: 'otp@example.com', description: 'OTP payer' })
+    expect((await s.sk.post(`/v2/customers/${cus.body.id}/sources`, { source: src.body.id })).status).toBe(200)
+    const charge = async () => {
+      const ch = await s.sk.post('/v2/charges/', {
+        amount: 900,
+        currency: 'php',
+        source: src.body.id,
+        customer: cus.body.id,
+      })
+      expect(ch.status, ch.text).toBe(201)
+      return ch.body
+    }
+    // the first payment links the account on the bank's page
+    await answerPage(await charge(), 'approve')
+    for (const [otp, type, status] of [
+      ['123456', 'charge.succeeded', 'succeeded'],
+      ['000000', 'charge.failed', 'failed'],
+    ]) {
+      const ch = await charge()
+      expect(ch.source.action.type).toBe('verify_otp')
+      const verified = await s.sk.post(`/v2/charges/${ch.id}/verify`, {
+        confirmation_id: ch.source.action.confirmation_id,
+        otp,
+      })
+      expect(verified.status, verified.text).toBe(200)
+      const [answered] = await expectQueued(s.sk, ch.id, [type as string, 'charge.pending'])
+      expect(answered.data.object.status).toBe(status)
+    }
+  })
+
+  it('a void', async () => {
+    const ch = await notifyingCharge(s.sk, cardSource(), { capture: false })
+    expect((await s.sk.post(`/v2/charges/${ch.id}/void`, {})).body.status).toBe('voided')
+    const [voided] = await expectQueued(s.sk, ch.id, ['charge.voided', 'charge.succeeded'])
+    expect(voided.data.object.status).toBe('voided')
+  })
+
+  it('a payer who never answers: the sweep fails the charge with payment_expired', async () => {
+    // an account of its own, whose test clock alone moves on
+    const sk = client(s.app, (await s.app.services.accounts.create('Expiry account')).sk_test_key)
+    const ch = await notifyingCharge(sk, { type: 'wallet_e' }, { currency: 'php' })
+    expect(ch.status).toBe('pending')
+    expect((await sk.post('/v2/test/clock/advance', { seconds: 24 * 3600 + 1 })).status).toBe(200)
+    expect(await s.app.services.charges.expireAbandoned(24 * 3600 * 1000)).toBe(1)
+    const [failed] = await expectQueued(sk, ch.id, ['charge.failed', 'charge.pending'])
+    expect(failed.data.object.failure_data.code).toBe('payment_expired')
+  })
+
+  it('a refund the processor did not answer, settled by the recovery sweep', async () => {
+    const ch = await notifyingCharge(s.sk)
+    const refund = await s.sk.post(`/v2/charges/${ch.id}/refund`, {}, { 'jackdaw-test-fault': 'processor_timeout' })
+    expect(refund.status, refund.text).toBe(200)
+    expect(refund.body.refunds[0].status).toBe('pending')
+    // nothing changed yet, so nothing more is queued
+    await expectQueued(s.sk, ch.id, ['charge.succeeded'])
+    // the refund's process is taken for dead a grace later
+    await s.db.query("UPDATE refunds SET pending_since = now() - interval '1 hour' WHERE charge_id = $1", [ch.id])
+    expect(await s.app.services.charges.recoverInterrupted(1000)).toBeGreaterThan(0)
+    const [refunded] = await expectQueued(s.sk, ch.id, ['charge.refunded', 'charge.succeeded'])
+    expect(refunded.data.object).toMatchObject({ status: 'refunded', amount_refunded: 900 })
   })
 })
 
