@@ -90,6 +90,24 @@ describe('what a test account makes is stamped on its clock', () => {
   })
 })
 
+describe('an update on the test clock', () => {
+  it("reads the later time after an advance, its creation kept; another account's clock does not move", async () => {
+    const made = (await t.sk.post('/v2/customers/', { email: 'cy@example.com', description: 'Cy' })).body
+    expect((await t.sk.post('/v2/test/clock/advance', { seconds: DAY })).status).toBe(200)
+    const clock = (await t.sk.get('/v2/test/clock')).body.now
+    const updated = (await t.sk.put(`/v2/customers/${made.id}`, { description: 'Cy Young' })).body
+    expect(updated.created_at).toBe(made.created_at)
+    expect(updated.updated_at >= clock, `${updated.updated_at} is before the clock, ${clock}`).toBe(true)
+    expect(seconds(updated.updated_at) - seconds(made.updated_at)).toBeGreaterThan(DAY - 1)
+    expect((await t.sk.get(`/v2/customers/${made.id}`)).body.updated_at).toBe(updated.updated_at)
+
+    expect((await otherShop.get('/v2/test/clock')).body.offset_seconds).toBe(0)
+    const theirs = (await otherShop.post('/v2/customers/', { email: 'di@example.com', description: 'Di' })).body
+    const theirsUpdated = (await otherShop.put(`/v2/customers/${theirs.id}`, { description: 'Di Ng' })).body
+    expect(Math.abs(ahead(theirsUpdated.updated_at))).toBeLessThan(60)
+  })
+})
+
 describe('idempotency records on the test clock', () => {
   it('forgets a key 24 hours later by the account clock: another body then runs fresh', async () => {
     const app = await testApp()
@@ -129,7 +147,7 @@ describe('idempotency records on the test clock', () => {
 })
 
 describe('card data retention on the test clock', () => {
-  it("erases an advanced account's old card data at once, and no other account's or mode's", async () => {
+  it("erases an advanced account's old card data at once (a saved card's security code only), and no other account's or mode's", async () => {
     const HOUR = 3600
     const app = await testApp(
       {},
@@ -147,16 +165,27 @@ describe('card data retention on the test clock', () => {
       const mine = (await app.sk.post('/v2/sources/', cardSource())).body.id
       const theirs = (await bystander.post('/v2/sources/', cardSource())).body.id
       const live = (await app.skLive.post('/v2/sources/', cardSource())).body.id
+      // a card saved to a customer
+      const saved = (await app.sk.post('/v2/sources/', cardSource())).body.id
+      const customer = (await app.sk.post('/v2/customers/', { email: 'ann@example.com', description: 'Ann' })).body.id
+      expect((await app.sk.post(`/v2/customers/${customer}/sources`, { source: saved })).status).toBe(200)
       expect(await held(mine)).toEqual({ number: true, cvc: true })
+      expect(await held(saved)).toEqual({ number: true, cvc: true })
 
       await app.sk.post('/v2/test/clock/advance', { seconds: HOUR - 120 })
       await new Promise((r) => setTimeout(r, 1000))
       expect(await held(mine)).toEqual({ number: true, cvc: true })
+      expect(await held(saved)).toEqual({ number: true, cvc: true })
 
       await app.sk.post('/v2/test/clock/advance', { seconds: 240 })
       // at once: the sweep's interval is a minute
-      await waitFor('the erasure', async () => !(await held(mine))?.cvc, 5000)
+      await waitFor('the erasure', async () => !(await held(mine))?.cvc && !(await held(saved))?.cvc, 5000)
       expect(await held(mine)).toEqual({ number: false, cvc: false })
+      // the saved card keeps its number, not its security code: it charges, unchecked
+      expect(await held(saved)).toEqual({ number: true, cvc: false })
+      const again = await app.sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: saved, customer })
+      expect(again.body.status).toBe('succeeded')
+      expect(again.body.source.card.cvc_checked).toBe('unchecked')
       expect(await held(theirs)).toEqual({ number: true, cvc: true })
       expect(await held(live)).toEqual({ number: true, cvc: true })
       // the source reads as before; it can no longer be charged

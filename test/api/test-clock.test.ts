@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Client, cardSource, client, type Json, REDIRECT, type TestApp, testApp } from '../helpers/app.js'
+import { startReceiver, waitFor } from '../notify/notify-harness.js'
 
 let t: TestApp
 /** a second account on the same store */
@@ -143,11 +144,21 @@ describe('the test clock', () => {
 
 describe('payer timeouts on the test clock', () => {
   it("fail an account's waiting charges once its clock passes the timeout, at once, and no other account's", async () => {
+    const receiver = await startReceiver(() => 200)
     // a day's payer timeout, swept every minute: only the advance can make the sweep act in time
-    const app = await testApp({}, { recovery: { intervalMs: 60_000, graceMs: 30_000, payerTimeoutMs: 86_400_000 } })
+    const app = await testApp(
+      {},
+      {
+        recovery: { intervalMs: 60_000, graceMs: 30_000, payerTimeoutMs: 86_400_000 },
+        notify: { schedule: [1], timeoutMs: 2000, pollMs: 100 },
+      },
+    )
     try {
       const waiting = async (c: Client) => {
-        const src = await c.post('/v2/sources/', { ...cardSource({ number: '4000000000003220' }), redirect: REDIRECT })
+        const src = await c.post('/v2/sources/', {
+          ...cardSource({ number: '4000000000003220' }),
+          redirect: { ...REDIRECT, notify: receiver.url },
+        })
         const ch = await c.post('/v2/charges/', { amount: 1000, currency: 'usd', source: src.body.id })
         expect(ch.body.status).toBe('pending')
         return ch.body.id as string
@@ -172,8 +183,19 @@ describe('payer timeouts on the test clock', () => {
       const events = (await app.sk.get('/v2/events/?limit=100')).body.data
       expect(events.some((e: Json) => e.type === 'charge.failed' && e.data.object.id === mine)).toBe(true)
       expect((await bystander.get(`/v2/charges/${theirs}`)).body.status).toBe('pending')
+      // and its notify call goes out, stamped on the account's clock
+      const call = await waitFor(
+        'the charge.failed call',
+        async () => receiver.calls.map((c) => JSON.parse(c.body) as Json).find((e) => e.type === 'charge.failed'),
+        5000,
+      )
+      expect(call.data.object).toMatchObject({ id: mine, status: 'failed', failure_data: { code: 'payment_expired' } })
+      expect(seconds(call.created_at) - Date.now() / 1000).toBeGreaterThan(86_400)
+      const failedCalls = receiver.calls.map((c) => JSON.parse(c.body)).filter((e) => e.type === 'charge.failed')
+      expect(failedCalls.map((e) => e.data.object.id)).toEqual([mine])
     } finally {
       await app.close()
+      await receiver.close()
     }
   })
 })

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FAULT_OPERATIONS } from '../../src/schemas/test-faults.js'
 import { RULES_CACHE_MS } from '../../src/services/test-faults.js'
-import { type Client, cardSource, client, type Json, type TestApp, testApp } from '../helpers/app.js'
+import { basic, type Client, cardSource, client, type Json, type TestApp, testApp } from '../helpers/app.js'
 
 let t: TestApp
 /** a second account on the same store */
@@ -127,6 +127,22 @@ describe('the fault rules', () => {
     await setRules([])
   })
 
+  it('take at most 20: 21 rules are refused with a 422, and the 20 already set stay', async () => {
+    const twenty = Array.from({ length: 20 }, (_, i) => ({
+      operation: 'charges.void',
+      fault: 'rate_limited',
+      rate: i / 20,
+    }))
+    expect((await setRules(twenty)).status).toBe(200)
+    const res = await setRules([...twenty, { notify: 'duplicate' }])
+    expect(res.status).toBe(422)
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'rules' })
+    expect(res.body.error.message).toContain('20')
+    expect((await t.sk.get('/v2/test/faults')).body.rules).toEqual(twenty)
+    expect(await storedRules()).toEqual(twenty)
+    await setRules([])
+  })
+
   it('rate 1 fails every charges.create as the fault says, rate 0 none, other accounts none', async () => {
     await setRules([{ operation: 'charges.create', fault: 'processor_unavailable', rate: 1 }])
     const failed = await charges(5)
@@ -201,6 +217,45 @@ describe('the fault rules', () => {
   })
 })
 
+describe('lost_response by a rule', () => {
+  it('{"operation": "customers.create", "fault": "lost_response"}: the customer is made, the connection closes, a retry with its key finds it', async () => {
+    // the connection is lost on a real socket only
+    const url = await t.app.listen({ port: 0, host: '127.0.0.1' })
+    await setRules([{ operation: 'customers.create', fault: 'lost_response' }])
+    const email = 'lost@shop.example'
+    const send = () =>
+      fetch(`${url}/v2/customers/`, {
+        method: 'POST',
+        body: JSON.stringify({ email, description: 'A customer' }),
+        headers: {
+          authorization: basic(t.account.sk_test_key),
+          'content-type': 'application/json',
+          'idempotency-key': 'lost-customer',
+        },
+      })
+    const customers = async () =>
+      (
+        await t.db.query<{ id: string }>('SELECT id FROM customers WHERE account_id = $1 AND email = $2', [
+          t.account.id,
+          email,
+        ])
+      ).rows
+    const lost = await send().then(
+      (res) => res.status,
+      (err: Error) => err,
+    )
+    expect(lost).toBeInstanceOf(Error)
+    expect(await customers()).toHaveLength(1)
+
+    await setRules([])
+    const retry = await send()
+    expect(retry.status).toBe(201)
+    expect(retry.headers.get('idempotent-replayed')).toBe('true')
+    const found = (await retry.json()) as Json
+    expect(await customers()).toEqual([{ id: found.id }])
+  })
+})
+
 describe('the operations a rule may name', () => {
   it('are each an operation of the OpenAPI document', async () => {
     const doc = (await t.anon.get('/v2/openapi.json')).body
@@ -209,6 +264,58 @@ describe('the operations a rule may name', () => {
       const path = url.replace(/:(\w+)/g, '{$1}')
       expect(doc.paths[path]?.[method.toLowerCase()], operation).toBeDefined()
     }
+  })
+
+  // ids of nothing: the rule answers before the object is looked for
+  const NOTHING: Record<string, string> = {
+    ch_id: `ch_${'0'.repeat(32)}`,
+    src_id: `src_${'0'.repeat(32)}`,
+    cus_id: `cus_${'0'.repeat(32)}`,
+    dlv_id: `dlv_${'0'.repeat(32)}`,
+  }
+  it.each(Object.entries(FAULT_OPERATIONS))(
+    '%s (%s) answers 429 with Retry-After: 1 under a rate_limited rule',
+    async (operation, route) => {
+      const [method = '', path = ''] = route.split(' ')
+      const url = path.replace(/:(\w+)/g, (_, param: string) => NOTHING[param] ?? '')
+      const send = () =>
+        method === 'GET'
+          ? t.sk.get(url)
+          : method === 'DELETE'
+            ? t.sk.delete(url)
+            : method === 'PUT'
+              ? t.sk.put(url, { description: 'A customer' })
+              : t.sk.post(url, {})
+      await setRules([{ operation, fault: 'rate_limited' }])
+      const res = await send()
+      expect(res.status, res.text).toBe(429)
+      expect(res.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limited' })
+      expect(res.headers['retry-after']).toBe('1')
+      await setRules([])
+      // without the rule the same request is not limited
+      expect((await send()).status).not.toBe(429)
+    },
+  )
+})
+
+describe('a public test key', () => {
+  it('is refused (403 secret_key_required) by the rules, the clock advance and a scenario run, and changes nothing', async () => {
+    const charged = async () =>
+      (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM charges WHERE account_id = $1', [t.account.id]))
+        .rows[0]?.n
+    const before = await charged()
+    for (const res of [
+      await t.pk.put('/v2/test/faults', { rules: [{ operation: 'charges.create', fault: 'rate_limited' }] }),
+      await t.pk.get('/v2/test/faults'),
+      await t.pk.post('/v2/test/clock/advance', { seconds: 60 }),
+      await t.pk.post('/v2/test/scenarios/charge.succeeded', {}),
+    ]) {
+      expect(res.status, res.text).toBe(403)
+      expect(res.body.error).toMatchObject({ type: 'permission_error', code: 'secret_key_required' })
+    }
+    expect(await storedRules()).toBeUndefined()
+    expect((await t.sk.get('/v2/test/clock')).body.offset_seconds).toBe(0)
+    expect(await charged()).toBe(before)
   })
 })
 

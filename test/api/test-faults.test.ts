@@ -97,6 +97,53 @@ describe('the Jackdaw-Test-Fault header', () => {
     expect(await chargeRow(c.body.id)).toMatchObject({ captured: true, processing: null })
   })
 
+  it('processor_timeout on a refund: a 200 with the refund pending and its amount held', async () => {
+    const c = await charge()
+    const res = await t.sk.post(`/v2/charges/${c.body.id}/refund`, {}, { [FAULT]: 'processor_timeout' })
+    expect(res.status, res.text).toBe(200)
+    expect(res.body).toMatchObject({ status: 'succeeded', amount_refunded: 1500 })
+    expect(res.body.refunds).toHaveLength(1)
+    expect(res.body.refunds[0]).toMatchObject({ status: 'pending', amount: 1500 })
+    // held: nothing more can be refunded while it is pending
+    const more = await t.sk.post(`/v2/charges/${c.body.id}/refund`, { amount: 100 })
+    expect(more.status).toBe(400)
+    expect(more.body.error.code).toBe('charge_not_refundable')
+    const events = await t.db.query('SELECT type FROM events WHERE charge_id = $1', [c.body.id])
+    expect(events.rows.map((e) => e.type)).toEqual(['charge.succeeded'])
+  })
+
+  it('processor_unavailable on a void: 502 processor_error, left under way; a retry with its key voids', async () => {
+    const c = await charge({}, false)
+    const key = { 'Idempotency-Key': `void-${c.body.id}` }
+    const res = await t.sk.post(`/v2/charges/${c.body.id}/void`, {}, { ...key, [FAULT]: 'processor_unavailable' })
+    expect(res.status).toBe(502)
+    expect(res.body.error.code).toBe('processor_error')
+    expect(await chargeRow(c.body.id)).toMatchObject({ status: 'succeeded', captured: false, processing: 'void' })
+    const again = await t.sk.post(`/v2/charges/${c.body.id}/void`, {}, key)
+    expect(again.status, again.text).toBe(200)
+    expect(again.body.status).toBe('voided')
+    expect(await chargeRow(c.body.id)).toMatchObject({ status: 'voided', processing: null })
+  })
+
+  it('a processor fault on an operation that calls no processor changes nothing', async () => {
+    for (const fault of ['processor_timeout', 'processor_unavailable']) {
+      const cus = await t.sk.post(
+        '/v2/customers/',
+        { email: 'ann@example.com', description: 'Ann' },
+        { [FAULT]: fault },
+      )
+      expect(cus.status, cus.text).toBe(201)
+      expect((await t.sk.get(`/v2/customers/${cus.body.id}`)).body.email).toBe('ann@example.com')
+      const src = await t.sk.post('/v2/sources/', cardSource(), { [FAULT]: fault })
+      expect(src.status, src.text).toBe(200)
+      expect((await t.sk.get(`/v2/sources/${src.body.id}`)).body.used).toBe(false)
+      // and the source charges as any other
+      expect((await t.sk.post('/v2/charges/', { amount: 500, currency: 'usd', source: src.body.id })).body.status).toBe(
+        'succeeded',
+      )
+    }
+  })
+
   it('processor_latency=<ms> holds the processor call that long, then answers as usual', async () => {
     const started = Date.now()
     const c = await charge({ [FAULT]: 'processor_latency=400' })

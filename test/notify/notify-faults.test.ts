@@ -78,6 +78,25 @@ describe('notify fault rules', () => {
     expect(await storedDeliveries(once.event.id)).toHaveLength(1)
   })
 
+  it('duplicate with a rate: at 0 each call is queued once, at 1 twice', async () => {
+    r = await startReceiver(() => 200)
+    const deliveredOf = (eventId: string) =>
+      waitFor('every delivery sent', async () => {
+        const rows = await storedDeliveries(eventId)
+        return rows.length > 0 && rows.every((d) => d.status === 'delivered') && rows
+      })
+    await setRules([{ notify: 'duplicate', rate: 0 }])
+    const never = await chargeNotifying(s.sk, r.url, 3000)
+    expect(await deliveredOf(never.event.id)).toHaveLength(1)
+    await setRules([{ notify: 'duplicate', rate: 1 }])
+    const always = await chargeNotifying(s.sk, r.url, 3001)
+    expect(await deliveredOf(always.event.id)).toHaveLength(2)
+    await waitFor('three calls', async () => r.calls.length >= 3)
+    expect(r.calls.map((c) => eventIdOf(c.body)).sort()).toEqual(
+      [never.event.id, always.event.id, always.event.id].sort(),
+    )
+  })
+
   it('delay: the call is due that many seconds after it is queued, and not sent before', async () => {
     r = await startReceiver(() => 200)
     await setRules([{ notify: 'delay', seconds: 2 }])
