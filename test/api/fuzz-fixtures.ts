@@ -1,4 +1,6 @@
-import { REDIRECT, type Reply, TEST_CARD, type TestApp } from '../helpers/app.js'
+import type { AccountKeys } from '../../src/services/accounts.js'
+import { client, REDIRECT, type Reply, TEST_CARD, type TestApp } from '../helpers/app.js'
+import { ADMIN_TOKEN } from '../helpers/fuzz-requests.js'
 import type { Fixtures } from '../helpers/fuzz-routes.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -9,7 +11,8 @@ import type { Fixtures } from '../helpers/fuzz-routes.js'
 interface Made {
   id: string
   source: { action?: { url?: string; confirmation_id?: string } }
-  data: { id: string }[]
+  /** a list: objects' ids, the scenarios' names */
+  data: { id: string; name: string }[]
 }
 
 export async function makeFixtures(t: TestApp): Promise<Fixtures> {
@@ -65,6 +68,19 @@ export async function makeFixtures(t: TestApp): Promise<Fixtures> {
   const deliveries = await ok(t.sk.get('/v2/deliveries/?limit=3'))
 
   const events = await ok(t.sk.get('/v2/events/?limit=5'))
+
+  // accounts of the operator's: the sandbox the test-mode routes act on, and accounts to remove
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
+  const account = async (name: string) => {
+    const r = await t.anon.post<AccountKeys>('/v2/accounts', { name }, admin)
+    if (r.status !== 201) throw new Error(`fixture: ${r.status} ${r.text}`)
+    return r.body
+  }
+  const sandbox = await account('Fuzz sandbox')
+  const sandboxSk = client(t.app, sandbox.sk_test_key)
+  const sandboxCustomer = await ok(sandboxSk.post('/v2/customers/', { email: 's@example.com', description: 's' }), 201)
+  const scenarios = await ok(sandboxSk.get('/v2/test/scenarios'))
+  const removable = [await account('Fuzz removable 1'), await account('Fuzz removable 2')]
   return {
     src: [await card(), await card('4000000000003220'), await redirectSource('wallet_a'), vaultedCard, bank],
     ch: [
@@ -100,5 +116,16 @@ export async function makeFixtures(t: TestApp): Promise<Fixtures> {
       skLive: t.account.sk_live_key,
       pkLive: t.account.pk_live_key,
     },
+    sandbox: {
+      keys: {
+        skTest: sandbox.sk_test_key,
+        pkTest: sandbox.pk_test_key,
+        skLive: sandbox.sk_live_key,
+        pkLive: sandbox.pk_live_key,
+      },
+      cus: [sandboxCustomer.id],
+    },
+    acct: removable.map((a) => a.id),
+    scenario: scenarios.data.map((s) => s.name),
   }
 }

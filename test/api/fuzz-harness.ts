@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect } from 'vitest'
 import { ERROR_CATALOG } from '../../src/errors.js'
 import { ErrorEnvelope } from '../../src/schemas/common.js'
 import { type TestApp, testApp } from '../helpers/app.js'
+import { ADMIN_TOKEN } from '../helpers/fuzz-requests.js'
 import type { Fixtures } from '../helpers/fuzz-routes.js'
 import { shapeProblems } from '../helpers/shape.js'
 import { makeFixtures } from './fuzz-fixtures.js'
@@ -34,7 +35,9 @@ import { makeFixtures } from './fuzz-fixtures.js'
  *   requests reach the handlers or all stop at the first check.
  *
  * One app and store serve each file (starting the embedded store takes seconds); the
- * hosted-page routes, the deliveries and the webhook-secret roll are fuzzed too.
+ * hosted-page routes, the deliveries and the webhook-secret roll are fuzzed too, and so are the
+ * test-mode routes (on an account of their own, Fixtures.sandbox) and the operator's accounts
+ * routes (the app has an admin token; DELETE removes only accounts made for it).
  */
 
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 20_261_121
@@ -65,10 +68,15 @@ export let f: Fixtures
 /** One app and store for the whole file: starting the embedded store takes seconds. */
 export function useFuzzApp(): void {
   beforeAll(async () => {
-    t = await testApp()
+    t = await testApp({}, { adminToken: ADMIN_TOKEN })
     f = await makeFixtures(t)
   }, 120_000)
   afterAll(() => t.close())
+  // the sandbox took every clock advance and fault rule: the main account's are as they were made
+  afterAll(async () => {
+    expect((await t.sk.get('/v2/test/clock')).body.offset_seconds).toBe(0)
+    expect((await t.sk.get('/v2/test/faults')).body.rules).toEqual([])
+  })
   afterAll(() => {
     if (process.env.FUZZ_STATS)
       console.log(

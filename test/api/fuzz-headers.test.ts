@@ -8,8 +8,8 @@ import {
   contentTypeHeader,
   idempotencyKeyHeader,
 } from '../helpers/fuzz-headers.js'
-import { bodyText, sometimes, urlArb } from '../helpers/fuzz-requests.js'
-import { ROUTES } from '../helpers/fuzz-routes.js'
+import { ADMIN_TOKEN, bodyText, sometimes, urlArb } from '../helpers/fuzz-requests.js'
+import { ROUTES, type Route } from '../helpers/fuzz-routes.js'
 import { checkAnswer, f, params, type Req, send, TIMEOUT, useFuzzApp } from './fuzz-harness.js'
 
 /**
@@ -24,13 +24,20 @@ describe('fuzz: every endpoint answers below 500 in the one envelope', () => {
   it(
     'random headers: Authorization, Idempotency-Key, Content-Type, Content-Length, Accept',
     async () => {
-      const authorization = authorizationHeader(f.keys)
+      // the keys of the account the route acts on; the operator's token, mangled too, on its routes
+      const main = authorizationHeader(f.keys)
+      const sandbox = authorizationHeader(f.sandbox.keys)
+      const admin = fc.oneof(
+        { weight: 3, arbitrary: fc.constant(`Bearer ${ADMIN_TOKEN}`) },
+        { weight: 1, arbitrary: authorizationHeader({ ...f.keys, skTest: ADMIN_TOKEN }) },
+      )
+      const authorization = (r: Route) => (r.auth === 'admin' ? admin : r.sandbox ? sandbox : main)
       const route = fc.constantFrom(...ROUTES.filter((r) => !r.path.startsWith('/v2/hosted/')))
       const req = route.chain((r) =>
         fc
           .record({
             url: urlArb(f, r),
-            authorization: sometimes(authorization, 0.9),
+            authorization: sometimes(authorization(r), 0.9),
             idempotencyKey: sometimes(idempotencyKeyHeader, 0.3),
             contentType: sometimes(contentTypeHeader, 0.85),
             contentLength: sometimes(contentLengthHeader, 0.15),

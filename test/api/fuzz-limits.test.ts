@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { TEST_CARD } from '../helpers/app.js'
-import { fillPath, headersFor } from '../helpers/fuzz-requests.js'
+import { fillPath, headersFor, keyOf } from '../helpers/fuzz-requests.js'
 import { BODY_ROUTES, MUTATING_ROUTES, ROUTES, type Route } from '../helpers/fuzz-routes.js'
 import { toText } from '../helpers/fuzz-values.js'
 import {
@@ -36,13 +36,20 @@ describe('fuzz: huge and deeply nested bodies', () => {
   const jsonRequest = (route: Route, payload: string | Buffer, url = fillPath(route.path, {})): Req => ({
     method: route.method,
     url,
-    headers: headersFor(route.auth === 'none' ? undefined : route.auth === 'public' ? f.keys.pkTest : f.keys.skTest, {
-      'content-type': 'application/json',
-    }),
+    headers: headersFor(keyOf(f, route), { 'content-type': 'application/json' }),
     payload,
   })
   const urlOf = (route: Route) =>
-    fillPath(route.path, { ch: f.ch[0], cus: f.cus[0], src: f.src[0], evt: f.evt[0], dlv: f.dlv[0], email: 'x' })
+    fillPath(route.path, {
+      ch: f.ch[0],
+      cus: f.cus[0],
+      src: f.src[0],
+      evt: f.evt[0],
+      dlv: f.dlv[0],
+      email: 'x',
+      acct: f.acct[0],
+      scenario: 'charge.succeeded',
+    })
 
   it(
     'a body over the limit is 413 body_too_large before it is parsed, on every endpoint that takes one',

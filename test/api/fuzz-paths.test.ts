@@ -1,9 +1,9 @@
 import http from 'node:http'
 import fc from 'fast-check'
-import { describe, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { fillPath, headersFor, idArb, keyArb, oddSegment, urlArb } from '../helpers/fuzz-requests.js'
-import { type IdKind, ROUTES } from '../helpers/fuzz-routes.js'
-import { checkAnswer, f, params, type Req, send, TIMEOUT, useFuzzApp } from './fuzz-harness.js'
+import { type IdKind, NOT_FUZZED, ROUTES } from '../helpers/fuzz-routes.js'
+import { checkAnswer, f, params, type Req, send, TIMEOUT, t, useFuzzApp } from './fuzz-harness.js'
 
 /**
  * Fuzzing paths and methods (see fuzz-harness.ts for the properties and the environment): odd
@@ -12,6 +12,40 @@ import { checkAnswer, f, params, type Req, send, TIMEOUT, useFuzzApp } from './f
  */
 
 useFuzzApp()
+
+/** `METHOD /path` of each route the app registers, read from its route tree; `:` for each parameter. */
+function registeredRoutes(): string[] {
+  const out: string[] = []
+  const prefixes: string[] = []
+  for (const line of t.app.printRoutes({ commonPrefix: false }).split('\n')) {
+    // `│   └── /:dlv_id (GET, HEAD)`: four characters a level, the segment, its methods
+    const m = /^((?:│ {3}| {4})*)[├└]── (.+?)(?: \(([A-Z, ]+)\))?$/.exec(line)
+    if (!m) continue
+    prefixes.length = (m[1] as string).length / 4
+    prefixes.push(m[2] as string)
+    for (const method of m[3]?.split(', ') ?? []) out.push(`${method} ${prefixes.join('')}`)
+  }
+  return out
+}
+
+const routeKey = (method: string, path: string) => `${method} ${path.replace(/:\w+/g, ':').replace(/(.)\/$/, '$1')}`
+
+describe('the routes the fuzz tests send requests to', () => {
+  it('are every route the app registers, but its pages and the event stream', () => {
+    const registered = registeredRoutes()
+    const gets = new Set(registered.filter((r) => r.startsWith('GET ')).map((r) => r.slice(4)))
+    const api = registered.filter(
+      (r) =>
+        // the HEAD every GET answers, the API's documentation and the dashboard's page and files
+        !(r.startsWith('HEAD ') && gets.has(r.slice(5))) &&
+        !/^GET (\/v2\/docs|\/dashboard)(\/|\*|$)/.test(r) &&
+        r !== 'GET /v2/openapi.json',
+    )
+    const fuzzed = [...ROUTES, ...NOT_FUZZED].map((r) => routeKey(r.method, r.path))
+    expect(new Set(fuzzed).size).toBe(fuzzed.length)
+    expect(new Set(api.map((r) => routeKey(...(r.split(' ') as [string, string]))))).toEqual(new Set(fuzzed))
+  })
+})
 
 describe('fuzz: every endpoint answers below 500 in the one envelope', () => {
   it(

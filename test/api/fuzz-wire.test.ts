@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { basic } from '../helpers/app.js'
 import { wireCorruption } from '../helpers/fuzz-headers.js'
+import { authorization, keyOf } from '../helpers/fuzz-requests.js'
 import { ROUTES } from '../helpers/fuzz-routes.js'
 import { checkAnswer, f, knownBug, params, type Req, type Res, TIMEOUT, t, useFuzzApp } from './fuzz-harness.js'
 
@@ -69,11 +70,12 @@ describe('fuzz: malformed HTTP on the wire', () => {
         fc.asyncProperty(req, async ({ route, corruption: c }) => {
           const eol = 'eol' in c ? (c.eol as string) : '\r\n'
           const body = route.method === 'GET' ? '' : '{}'
+          const key = keyOf(f, route)
           const lines = [
             `${'method' in c ? c.method : route.method} ${'target' in c ? c.target : route.path} ${'version' in c ? c.version : 'HTTP/1.1'}`,
             'Host: localhost',
             'Connection: close',
-            ...(c.kind === 'authorization' ? [] : [`Authorization: ${basic(f.keys.skTest)}`]),
+            ...(c.kind === 'authorization' || !key ? [] : [`Authorization: ${authorization(key)}`]),
             'Content-Type: application/json',
             `Content-Length: ${body.length}`,
             ...('header' in c ? [c.header as string] : []),

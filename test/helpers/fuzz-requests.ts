@@ -101,11 +101,35 @@ export function urlArb(f: Fixtures, route: Route): fc.Arbitrary<string> {
   return fc.record(record).map((ids) => fillPath(route.path, ids))
 }
 
+/** The operator's token (JACKDAW_ADMIN_TOKEN) of the fuzzed app, which POST and DELETE /v2/accounts take. */
+export const ADMIN_TOKEN = 'fuzz-operator-token-0123456789'
+
+/** The key a route is called with: the one it takes, of the account it acts on. */
+export function keyOf(f: Fixtures, route: Route): string | undefined {
+  if (route.auth === 'none') return undefined
+  if (route.auth === 'admin') return ADMIN_TOKEN
+  const keys = route.sandbox ? f.sandbox.keys : f.keys
+  return route.auth === 'public' ? keys.pkTest : keys.skTest
+}
+
+/**
+ * Mostly the route's own key, else another one it may refuse. A test-mode route is never given
+ * the main account's secret key: what a valid request does there (moving the clock a year on,
+ * failing every capture by rule) would change what the other routes answer.
+ */
 export function keyArb(f: Fixtures, route: Route): fc.Arbitrary<string | undefined> {
   if (route.auth === 'none') return fc.constant(undefined)
+  const { skTest, pkTest, skLive, pkLive } = f.keys
+  const s = f.sandbox.keys
+  const others =
+    route.auth === 'admin'
+      ? [skTest, pkTest, skLive, s.skTest]
+      : route.sandbox
+        ? [s.skTest, s.pkTest, s.skLive, s.pkLive, pkTest, skLive]
+        : [skTest, pkTest, skLive, pkLive]
   return fc.oneof(
-    { weight: 8, arbitrary: fc.constant(route.auth === 'public' ? f.keys.pkTest : f.keys.skTest) },
-    { weight: 1, arbitrary: fc.constantFrom(f.keys.skTest, f.keys.pkTest, f.keys.skLive, f.keys.pkLive) },
+    { weight: 8, arbitrary: fc.constant(keyOf(f, route)) },
+    { weight: 1, arbitrary: fc.constantFrom(...others) },
   )
 }
 
@@ -125,8 +149,11 @@ export function withToken(body: string, token: string): string {
   return body
 }
 
+/** The Authorization header of a key: HTTP Basic, or Bearer for the operator's token (docs/testing.md). */
+export const authorization = (key: string) => (key === ADMIN_TOKEN ? `Bearer ${key}` : basic(key))
+
 export function headersFor(key: string | undefined, extra: Record<string, string> = {}): Record<string, string> {
-  return { ...(key ? { authorization: basic(key) } : {}), ...extra }
+  return { ...(key ? { authorization: authorization(key) } : {}), ...extra }
 }
 
 /** Every kind of body text, for a route with (or without) a valid body to start from. */

@@ -1,5 +1,15 @@
 import fc from 'fast-check'
 import { TEST_CARDS } from '../../src/domain/card.js'
+import {
+  FAULT_NAMES,
+  FAULT_OPERATIONS,
+  type FaultOperation,
+  MAX_FAULT_LATENCY_MS,
+  MAX_NOTIFY_HOLD_SECONDS,
+  NOTIFY_FAULTS,
+  PROCESSOR_FAULTS,
+  PROCESSOR_OPERATIONS,
+} from '../../src/schemas/test-faults.js'
 import { SPEC_SOURCE_TYPES } from './spec.js'
 
 /**
@@ -151,4 +161,39 @@ export const metadata = fc.dictionary(
   storableText(1, 40),
   fc.oneof(storableText(0, 500), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean()),
   { maxKeys: 5 },
+)
+
+const rate = fc.double({ min: 0, max: 1, noNaN: true })
+
+/**
+ * One fault rule of PUT /v2/test/faults (docs/testing.md): an operation that fails (a processor
+ * fault only on an operation that calls the processor; a latency with processor_latency), or
+ * notify calls that misbehave (a hold in seconds with delay and reorder).
+ */
+export const faultRule: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
+  fc.constantFrom(...FAULT_NAMES).chain((fault) =>
+    fc.record(
+      {
+        operation: fc.constantFrom(
+          ...(PROCESSOR_FAULTS.includes(fault)
+            ? PROCESSOR_OPERATIONS
+            : (Object.keys(FAULT_OPERATIONS) as FaultOperation[])),
+        ),
+        fault: fc.constant(fault),
+        ...(fault === 'processor_latency' ? { latency_ms: fc.integer({ min: 0, max: MAX_FAULT_LATENCY_MS }) } : {}),
+        rate,
+      },
+      { requiredKeys: ['operation', 'fault'] },
+    ),
+  ),
+  fc.constantFrom(...NOTIFY_FAULTS).chain((notify) =>
+    fc.record(
+      {
+        notify: fc.constant(notify),
+        ...(notify === 'duplicate' ? {} : { seconds: fc.integer({ min: 1, max: MAX_NOTIFY_HOLD_SECONDS }) }),
+        rate,
+      },
+      { requiredKeys: ['notify'] },
+    ),
+  ),
 )

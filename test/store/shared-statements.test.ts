@@ -9,7 +9,8 @@ import { type TestStore, testStore } from '../helpers/store.js'
 /**
  * Concurrent requests of one kind share a statement (store/batch.ts): a retrieve or an update of a
  * customer, a new source, a new charge and its outcome, a page of charges. Each request is
- * answered with its own result all the same, and one that cannot be served fails alone.
+ * answered with its own result all the same, sees only the objects of its own account and mode,
+ * and one that cannot be served fails alone.
  */
 describe('requests that share a statement', () => {
   let store: TestStore
@@ -18,6 +19,9 @@ describe('requests that share a statement', () => {
   const statements: string[] = []
   /** how many statements that start with `head` reached the store since `from` */
   const sent = (head: RegExp, from: number) => statements.slice(from).filter((s) => head.test(s.trim())).length
+  /** the statement that records new charges */
+  const NEW_CHARGES =
+    /^WITH v AS \(\s*SELECT \* FROM unnest\(\$1::text\[\], \$2::text\[\], \$3::boolean\[\], \$4::text\[\], \$5::text\[\], \$6::bigint\[\]/
 
   beforeAll(async () => {
     store = await testStore()
@@ -64,12 +68,7 @@ describe('requests that share a statement', () => {
       expect(stored.body).toEqual(r.body)
     }
     // the charge recorded before the processor is asked, then its outcome, each shared
-    expect(
-      sent(
-        /^WITH v AS \(\s*SELECT \* FROM unnest\(\$1::text\[\], \$2::text\[\], \$3::boolean\[\], \$4::text\[\], \$5::text\[\], \$6::bigint\[\]/,
-        from,
-      ),
-    ).toBeLessThan(20)
+    expect(sent(NEW_CHARGES, from)).toBeLessThan(20)
     expect(sent(/^WITH v AS \(\s*SELECT \* FROM unnest\(\$1::text\[\], \$2::timestamptz\[\]/, from)).toBeLessThan(20)
     const events = await sk.get('/v2/events/?limit=20')
     expect(new Set(events.body.data.map((e: Json) => e.data.object?.id ?? e.data.id)).size).toBe(20)
@@ -147,6 +146,90 @@ describe('requests that share a statement', () => {
     const made = await sk.post('/v2/charges/', { amount: 777, currency: 'usd', source: src.body.id })
     const [next] = await all(3, () => sk.get('/v2/charges/?limit=3'))
     expect(next?.body.data[0].id).toBe(made.body.id)
+  })
+
+  describe('of two accounts, in both modes', () => {
+    interface Scoped {
+      sk: Client
+      live: boolean
+    }
+    /** a secret key of each account and mode: A's test and live keys, then B's */
+    let scopes: Scoped[]
+    const scope = (i: number) => scopes[i % 4] as Scoped
+    beforeAll(async () => {
+      const a = await app.services.accounts.create('Shared A')
+      const b = await app.services.accounts.create('Shared B')
+      scopes = [a, b].flatMap((account) => [
+        { sk: client(app, account.sk_test_key), live: false },
+        { sk: client(app, account.sk_live_key), live: true },
+      ])
+    })
+    /** each of the four keys asking for the object of each of the four in turn, `rounds` times */
+    const pairs = (rounds: number) =>
+      Array.from({ length: 16 * rounds }, (_, i) => ({ asker: i % 4, owner: Math.floor(i / 4) % 4 }))
+
+    it('creates sources of every account and mode in shared statements, each in its own account and mode', async () => {
+      const from = statements.length
+      const made = await all(20, (i) => scope(i).sk.post('/v2/sources/', cardSource()))
+      expect(sent(/^INSERT INTO sources/, from)).toBeLessThan(20)
+      expect(made.map((r) => r.status)).toEqual(Array(20).fill(200))
+      expect(made.map((r) => r.body.livemode)).toEqual(made.map((_, i) => scope(i).live))
+      // each source asked for with every key: found with its own only
+      const found = await all(80, (i) => scope(i).sk.get(`/v2/sources/${made[Math.floor(i / 4)]?.body.id}`))
+      expect(found.map((r) => r.status)).toEqual(found.map((_, i) => (i % 4 === Math.floor(i / 4) % 4 ? 200 : 404)))
+    })
+
+    it("retrieves and updates customers of every account and mode at once: each key finds its own, the others' are 404 and unchanged", async () => {
+      const made = await all(4, (i) =>
+        scope(i).sk.post('/v2/customers/', { email: `s${i}@example.com`, description: 'x' }),
+      )
+      const ids = made.map((c) => c.body.id as string)
+      const asked = pairs(3)
+      const from = statements.length
+      const read = await all(asked.length, (i) => {
+        const { asker, owner } = asked[i] as { asker: number; owner: number }
+        return scope(asker).sk.get(`/v2/customers/${ids[owner]}`)
+      })
+      expect(sent(/^SELECT r\.n/, from)).toBeLessThan(asked.length)
+      expect(read.map((r) => r.status)).toEqual(asked.map((p) => (p.asker === p.owner ? 200 : 404)))
+      expect(read.filter((r) => r.status === 200).map((r) => r.body.id)).toEqual(
+        asked.filter((p) => p.asker === p.owner).map((p) => ids[p.owner]),
+      )
+      const updated = await all(16, (i) => {
+        const { asker, owner } = asked[i] as { asker: number; owner: number }
+        return scope(asker).sk.put(`/v2/customers/${ids[owner]}`, { description: `by ${asker}` })
+      })
+      expect(updated.map((r) => r.status)).toEqual(asked.slice(0, 16).map((p) => (p.asker === p.owner ? 200 : 404)))
+      const after = await all(4, (i) => scope(i).sk.get(`/v2/customers/${ids[i]}`))
+      expect(after.map((r) => r.body.description)).toEqual(['by 0', 'by 1', 'by 2', 'by 3'])
+    })
+
+    it("charges and lists the charges of two accounts at once: each sees its own only, and another's source is 404", async () => {
+      const [aTest, , bTest] = scopes as Scoped[]
+      const by = (i: number) => ((i % 2 ? bTest : aTest) as Scoped).sk
+      const sources = await all(12, (i) => by(i).post('/v2/sources/', cardSource()))
+      const from = statements.length
+      // the last two name a source of the other account
+      const charged = await all(12, (i) =>
+        by(i).post('/v2/charges/', { amount: 100 + i, currency: 'usd', source: sources[i < 10 ? i : i - 1]?.body.id }),
+      )
+      expect(sent(NEW_CHARGES, from)).toBeLessThan(10)
+      expect(charged.map((r) => r.status)).toEqual([...Array(10).fill(201), 404, 404])
+      expect(charged.slice(10).map((r) => r.body.error.param)).toEqual(['source', 'source'])
+      const ownIds = [0, 1].map((odd) => charged.filter((_, i) => i < 10 && i % 2 === odd).map((r) => r.body.id))
+      const pageFrom = statements.length
+      const pages = await all(12, (i) => scope(i).sk.get('/v2/charges/?limit=3'))
+      expect(sent(/^SELECT coalesce\(json_agg\(x ORDER BY x\.id DESC\)/, pageFrom)).toBeLessThan(12)
+      for (const [i, page] of pages.entries()) {
+        const ids = page.body.data.map((c: Json) => c.id)
+        // A's test charges, none in live mode, B's test charges, none
+        if (i % 2) expect(ids).toEqual([])
+        else {
+          expect(ids).toHaveLength(3)
+          for (const id of ids) expect(ownIds[(i % 4) / 2]).toContain(id)
+        }
+      }
+    })
   })
 
   describe('a statement that fails', () => {
