@@ -226,7 +226,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     await api.register(deliveryRoutes, { services })
     await api.register(testClockRoutes, { services })
     await api.register(testFaultRoutes, { services })
-    await api.register(testScenarioRoutes, { services, publicUrl: options.publicUrl })
+    await api.register(testScenarioRoutes, { services, publicUrl: options.publicUrl, notifyAllow: options.notifyAllow })
   })
   await app.register(hostedRoutes, { services, publicUrl: options.publicUrl })
   await app.register(dashboardRoutes)

@@ -90,9 +90,9 @@ export async function* resumingStream<T>(
   opts: StreamOptions,
 ): AsyncGenerator<T> {
   let last = opts.lastEventId
-  // the id a new stream begins with: the events up to it were recorded before it opened, and a
-  // reconnect's look-back that sends one again is not to pass it on
-  let begin: string | undefined
+  // the id a stream begins after (the caller's, or the one a new stream names): the events up to
+  // it came before, and a reconnect's look-back that sends one again is not to pass it on
+  let begin = opts.lastEventId
   let delay = 1000
   const seen = new Set<string>()
   for (;;) {

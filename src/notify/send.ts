@@ -88,8 +88,14 @@ const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|
 function classOf(err: unknown): SendError {
   const code = String((err as NodeJS.ErrnoException)?.code ?? '')
   if (code === 'ECONNREFUSED') return 'connection_refused'
-  // Node's name for a connection the receiver ended, without a reset, before any answer
-  if (code === 'ECONNRESET' && (err as Error).message === 'socket hang up') return 'connection_closed'
+  // Node's names for a connection the receiver ended, without a reset, before any answer (over
+  // TLS, before the handshake ended)
+  const message = (err as Error).message
+  if (
+    code === 'ECONNRESET' &&
+    (message === 'socket hang up' || message.startsWith('Client network socket disconnected'))
+  )
+    return 'connection_closed'
   if (code === 'ECONNRESET' || code === 'EPIPE') return 'connection_reset'
   // OpenSSL's error for a handshake that failed, as when an https address answers plain HTTP
   if (code === 'EPROTO') return 'tls'

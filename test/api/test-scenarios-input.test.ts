@@ -204,6 +204,19 @@ describe('refusals', () => {
       param: 'metadata.order',
       message: 'metadata.order must be at most 500 characters',
     })
+    // a body its schema refuses names the rest of its problems too
+    const all = await run('charge.succeeded', {
+      currency: 5,
+      customer: { email: '4242424242424242@example.com', description: 'Ann' },
+      notify: 'http://10.1.2.3/n',
+    })
+    expect(all.status).toBe(422)
+    expect(all.body.error.detail.map((d: Json) => d.loc.slice(1).join('.')).sort()).toEqual([
+      'currency',
+      'customer.email',
+      'notify',
+    ])
+    expect({ charges: await chargeCount(), sources: await sourceCount() }).toEqual(before)
     const malformed = await t.sk.post('/v2/test/scenarios/charge.succeeded', '{"amount":', {
       'content-type': 'application/json',
     })

@@ -241,6 +241,8 @@ describe('what an attempt records of a failure', () => {
       expect((await call(urlOf(hangingUp))).error).toBe('connection_closed')
       // an https address whose port answers plain HTTP fails its handshake
       expect((await call(urlOf(plain).replace('http:', 'https:'))).error).toBe('tls')
+      // over TLS, a receiver that ends the connection before the handshake has closed it too
+      expect((await call(urlOf(hangingUp).replace('http:', 'https:'))).error).toBe('connection_closed')
       expect(
         (await call(`https://127.0.0.1:${(silent.address() as AddressInfo).port}/`, { timeoutMs: 300 })).error,
       ).toBe('timeout')

@@ -23,6 +23,8 @@ describe('the command line on the embedded store', () => {
     const keys = JSON.parse(created.output.slice(created.output.indexOf('{')))
     expect(keys.sk_test_key).toMatch(/^sk_test_[A-Za-z0-9]{24,}$/)
     expect(keys.pk_live_key).toMatch(/^pk_live_[A-Za-z0-9]{24,}$/)
+    expect(keys.webhook_secret_test).toMatch(/^whsec_/)
+    expect(keys.webhook_secret_live).toMatch(/^whsec_/)
 
     const server = runTs(['src/cli.ts', 'serve'], env)
     try {
@@ -44,6 +46,18 @@ describe('the command line on the embedded store', () => {
       expect(other.code).toBe(0)
       const otherKeys = JSON.parse(other.output.slice(other.output.indexOf('{')))
       expect((await me(base as string, otherKeys.sk_test_key)).body).toMatchObject({ name: 'Kiosk' })
+
+      // a test-mode secret rolled there is the one the service signs with; the live one stays
+      const roll = await runToEnd(
+        ['src/cli.ts', 'webhook-secret', 'roll', '--account', keys.id, '--mode', 'test', '--json'],
+        env,
+      )
+      expect(roll.code, roll.output).toBe(0)
+      const secret = JSON.parse(roll.output.slice(roll.output.indexOf('{'))).webhook_secret
+      expect(secret).toMatch(/^whsec_/)
+      expect(secret).not.toBe(keys.webhook_secret_test)
+      expect((await me(base as string, keys.sk_test_key)).body.webhook_secret).toBe(secret)
+      expect((await me(base as string, keys.sk_live_key)).body.webhook_secret).toBe(keys.webhook_secret_live)
     } finally {
       await server.stop()
     }

@@ -230,6 +230,34 @@ describe('the client against the service', () => {
     await reading
     expect(streamed).toEqual([event])
 
+    // a stream asked to start after an event yields none before it, though the service's
+    // look-back sends the events of the seconds before it again
+    const given = await jackdaw.charges.create({
+      amount: 2600,
+      currency: 'usd',
+      source: (await jackdaw.sources.create(card())).id,
+    })
+    const givenEvent = (await jackdaw.events.list({ charge: given.id })).data[0] as Event
+    const resumed: Event[] = []
+    const stop = new AbortController()
+    const resuming = (async () => {
+      try {
+        for await (const e of jackdaw.events.stream({ lastEventId: givenEvent.id, signal: stop.signal }))
+          resumed.push(e)
+      } catch {
+        // aborted
+      }
+    })()
+    const next = await jackdaw.charges.create({
+      amount: 2700,
+      currency: 'usd',
+      source: (await jackdaw.sources.create(card())).id,
+    })
+    await until(async () => (resumed.some((e) => e.data.object.id === next.id) ? true : undefined))
+    stop.abort()
+    await resuming
+    expect(resumed.map((e) => e.data.object.id)).toEqual([next.id])
+
     const failed = await until(async () => {
       const d = (await jackdaw.deliveries.list({ charge: charge.id })).data[0]
       return d?.status === 'failed' ? d : undefined

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ListOf, NoQuery, withErrors } from '../../schemas/common.js'
 import { Scenario, ScenarioOverrides, ScenarioParams, ScenarioRun } from '../../schemas/scenario.js'
-import { chargeBodyViolations } from '../../services/charges/index.js'
 import type { Services } from '../../services/index.js'
+import { NotifyAllowList } from '../../services/notify-address.js'
+import { scenarioBodyViolations } from '../../services/scenarios.js'
 import { hiddenFromLiveKeys } from '../test-mode-routes.js'
 import { TEST_MODE_TAG } from './accounts.js'
 import { hostedPageUrlOf } from './hosted.js'
@@ -11,7 +12,9 @@ import { hostedPageUrlOf } from './hosted.js'
 export const testScenarioRoutes: FastifyPluginAsyncTypebox<{
   services: Services
   publicUrl?: string | undefined
-}> = async (app, { services, publicUrl }) => {
+  /** the receivers the operator allows besides public addresses, as the services have them */
+  notifyAllow?: NotifyAllowList | undefined
+}> = async (app, { services, publicUrl, notifyAllow = NotifyAllowList.none }) => {
   const tags = [TEST_MODE_TAG]
   hiddenFromLiveKeys(app)
 
@@ -32,7 +35,11 @@ export const testScenarioRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     '/v2/test/scenarios/:name',
     {
-      config: { bodyOptional: true, bodyRules: chargeBodyViolations, refusesTestFaults: true },
+      config: {
+        bodyOptional: true,
+        bodyRules: (body, livemode) => scenarioBodyViolations(body, livemode, notifyAllow),
+        refusesTestFaults: true,
+      },
       schema: {
         tags,
         operationId: 'runScenario',
