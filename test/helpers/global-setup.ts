@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -18,6 +19,8 @@ declare module 'vitest' {
  * databases are cloned from.
  */
 export default async function setup(project: TestProject) {
+  // the tests that run the service or a command as a process run its build (helpers/process.ts)
+  execFileSync(process.execPath, ['scripts/build-if-stale.mjs'], { stdio: 'inherit' })
   let server: EmbeddedServer | undefined
   let dir: string | undefined
   let adminUrl = process.env.TEST_DATABASE_URL

@@ -51,7 +51,7 @@ describe('serve --workers on PostgreSQL at DATABASE_URL', () => {
       )
       expect(statuses.every((s) => s === 200)).toBe(true)
       // two processes on a machine of two cores or fewer collect garbage on their own threads
-      const flags = childCommandLines(server.child.pid as number).filter((line) => line.includes('src/cli.ts'))
+      const flags = childCommandLines(server.child.pid as number).filter((line) => line.includes('dist/cli.js'))
       expect(flags).toHaveLength(2)
       for (const f of flags) expect(f.includes('--single-threaded-gc')).toBe(os.availableParallelism() <= 2)
       // one default account, though two processes started on the empty store

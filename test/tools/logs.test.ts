@@ -17,7 +17,8 @@ async function serveAndRequest(terminal: boolean): Promise<string> {
   dirs.push(dir)
   const env = { ...process.env, LOG_LEVEL: 'info', JACKDAW_DATA_DIR: dir, PORT: '0', DATABASE_URL: '' }
   delete (env as Record<string, string | undefined>).DATABASE_URL
-  const command = [process.execPath, '--import', 'tsx', 'src/cli.ts', 'serve']
+  // the built command, as helpers/process.ts runs it
+  const command = [process.execPath, 'dist/cli.js', 'serve']
   const child = terminal
     ? spawn('script', ['-qfec', command.join(' '), '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] })
     : spawn(command[0] as string, command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] })
