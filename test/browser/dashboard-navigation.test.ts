@@ -55,6 +55,8 @@ async function hold(page: Page, url: string | RegExp) {
   })
   return {
     release: async () => {
+      // the view was waiting on a request held here, not on one that passed by
+      expect(held.length, `a request to ${url} was held`).toBeGreaterThan(0)
       waiting = false
       await Promise.all(held.splice(0).map((r) => r.continue()))
     },
@@ -107,7 +109,7 @@ describe('the dashboard, going from one object to another', { retry: 1, timeout:
     await charge(1234, 'Listed')
     const { page, errors } = await signedIn()
     await page.locator('tbody tr').first().waitFor()
-    const loading = await hold(page, /\/v2\/charges\?.*status=failed/)
+    const loading = await hold(page, /\/v2\/charges\/?\?.*status=failed/)
     await page.getByRole('link', { name: 'failed', exact: true }).click()
     await page.getByText('Loading…').waitFor({ timeout: 5_000 })
     expect(await page.locator('tbody tr').count()).toBe(0)
