@@ -13,8 +13,5 @@ export default defineConfig({
     // each file has its own databases; two cores, so two files at a time
     pool: 'forks',
     maxWorkers: 2,
-    // a worker's files share its loaded modules rather than load the service again for each file;
-    // each file still has databases of its own
-    isolate: false,
   },
 })
