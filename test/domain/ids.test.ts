@@ -3,8 +3,7 @@ import { ID_PREFIX, newId } from '../../src/domain/ids.js'
 
 describe('ids', () => {
   it('are the prefix, 12 hex of the creation time in milliseconds, then 20 hex', async () => {
-    // a generator of its own: one that made an id on a clock ahead (another file's, in this
-    // worker) keeps that time until the clock catches up, so that its ids still sort
+    // a generator of its own, whatever clock another file's ids were made on
     vi.resetModules()
     const fresh = await import('../../src/domain/ids.js')
     const before = Date.now()
@@ -35,5 +34,30 @@ describe('ids', () => {
     expect(steps.every((d) => d >= 1n && d <= 1n << 32n)).toBe(true)
     // a step of exactly one would let one id be guessed from the one before it
     expect(steps.filter((d) => d === 1n).length).toBeLessThan(3)
+  })
+
+  it('keep sorting when the clock goes back, keeping the last time until it catches up', async () => {
+    vi.resetModules()
+    const fresh = await import('../../src/domain/ids.js')
+    const at = Date.now()
+    const stamp = (id: string) => Number.parseInt(id.slice(4, 16), 16)
+    const clock = vi.spyOn(Date, 'now')
+    try {
+      clock.mockReturnValue(at)
+      let last = fresh.newId('source')
+      for (const back of [9_000, 3_600_000]) {
+        clock.mockReturnValue(at - back)
+        const id = fresh.newId('source')
+        expect(stamp(id)).toBe(at)
+        expect(id > last).toBe(true)
+        last = id
+      }
+      clock.mockReturnValue(at + 1)
+      const caughtUp = fresh.newId('source')
+      expect(stamp(caughtUp)).toBe(at + 1)
+      expect(caughtUp > last).toBe(true)
+    } finally {
+      clock.mockRestore()
+    }
   })
 })

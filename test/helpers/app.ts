@@ -205,7 +205,11 @@ export function cardSource(overrides: Record<string, unknown> = {}) {
   return { type: 'card', card: { ...TEST_CARD, ...overrides } }
 }
 
-/** Runs `fn` with the service's clock (Date.now) `ms` ahead. */
+/**
+ * Runs `fn` with the service's clock (Date.now) `ms` ahead. Ids made meanwhile keep their time
+ * once the clock is back, so that ids still sort (src/domain/ids.ts): the worker's next test file
+ * loads the service anew rather than make ids hours ahead.
+ */
 export async function later<T>(ms: number, fn: () => Promise<T>): Promise<T> {
   const now = Date.now()
   const clock = vi.spyOn(Date, 'now').mockImplementation(() => now + ms)
@@ -213,6 +217,7 @@ export async function later<T>(ms: number, fn: () => Promise<T>): Promise<T> {
     return await fn()
   } finally {
     clock.mockRestore()
+    vi.resetModules()
   }
 }
 
