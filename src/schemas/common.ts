@@ -1,12 +1,10 @@
 import { type TSchema, type TString, Type } from 'typebox'
 
 /**
- * Pattern P of the interface with its `\s` narrowed to the space and the tab: `\s` also matches
- * line breaks (CR, LF, U+2028), the no-break and ideographic spaces and the byte-order mark, none
- * of which belongs on a statement or an address line. Validated without the unicode flag, where
- * `\'` is legal; the OpenAPI document carries this same text.
+ * Pattern P, as the interface writes it. Validated without the unicode flag, where `\'` is legal;
+ * the OpenAPI document carries this same text.
  */
-export const PATTERN_P = "^[A-Za-z0-9 \\t\\'#_\\.\\-,]+$"
+export const PATTERN_P = "^[A-Za-z0-9\\s\\'#_\\.\\-,]+$"
 
 export const TextP = (maxLength: number, description?: string) =>
   Type.String({ minLength: 1, maxLength, pattern: PATTERN_P, ...(description ? { description } : {}) })

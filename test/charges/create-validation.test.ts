@@ -136,9 +136,12 @@ describe('create charge: validation and rules', () => {
     expect(h.statement_descriptor).toBe(hundred)
     await refused({ statement_descriptor: 'AB' }, 422, 'parameter_invalid', 'statement_descriptor')
     await refused({ statement_descriptor: 'A'.repeat(101) }, 422, 'parameter_invalid', 'statement_descriptor')
-    for (const bad of ['Shop!', 'Shop<script>', 'Café', 'a/b', 'x@y.z', 'ACME\u2028\n', 'ACME\r\nX', 'ACME\u00a0X']) {
+    for (const bad of ['Shop!', 'Shop<script>', 'Café', 'a/b', 'x@y.z', 'ACME\u200bX', 'ACME\u0085X']) {
       await refused({ statement_descriptor: bad }, 422, 'parameter_invalid', 'statement_descriptor')
     }
+    // pattern P's \s is any whitespace
+    const spaced = await created(sourceBody('card'), { statement_descriptor: 'ACME\r\nX\u00a0Y' })
+    expect(spaced.statement_descriptor).toBe('ACME\r\nX\u00a0Y')
   })
 
   it('an unknown field is 422 parameter_unknown', async () => {
