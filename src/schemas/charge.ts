@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { MAX_AMOUNT } from '../domain/money.js'
-import { ListQueryWith, Metadata, MetadataOut, PATTERN_P, Timestamp } from './common.js'
+import { ListQueryWith, Metadata, MetadataOut, PATTERN_P, StringEnum, Timestamp } from './common.js'
 import { ChargeSource } from './source.js'
 
 const Amount = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_AMOUNT, description })
@@ -64,7 +64,7 @@ export const VerifyBody = Type.Object(
 )
 
 export const TestAuthorizeBody = Type.Object(
-  { decision: Type.Enum(['approve', 'decline']) },
+  { decision: StringEnum(['approve', 'decline']) },
   { additionalProperties: false },
 )
 
@@ -74,7 +74,7 @@ export const Refund = Type.Object({
   amount: Type.Integer(),
   currency: Type.String(),
   reason: Type.String(),
-  status: Type.Enum(['pending', 'succeeded', 'failed']),
+  status: StringEnum(['pending', 'succeeded', 'failed']),
   created_at: Timestamp,
   updated_at: Type.Optional(Timestamp),
 })
@@ -101,7 +101,7 @@ export const Charge = Type.Object({
   description: Type.String(),
   source: ChargeSource,
   refunds: Type.Array(Refund),
-  status: Type.Enum([...CHARGE_STATUSES]),
+  status: StringEnum([...CHARGE_STATUSES]),
   livemode: Type.Boolean(),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -111,7 +111,7 @@ export const Charge = Type.Object({
 export type ChargeView = Static<typeof Charge>
 
 export const ChargeListQuery = ListQueryWith({
-  status: Type.Optional(Type.Enum([...CHARGE_STATUSES], { description: 'Only the charges in this status' })),
+  status: Type.Optional(StringEnum([...CHARGE_STATUSES], { description: 'Only the charges in this status' })),
 })
 export type ChargeListQueryInput = Static<typeof ChargeListQuery>
 

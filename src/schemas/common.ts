@@ -6,6 +6,10 @@ import { type TSchema, type TString, Type } from 'typebox'
  */
 export const PATTERN_P = "^[A-Za-z0-9\\s\\'#_\\.\\-,]+$"
 
+/** One of `values`: declared a string as well, so that the OpenAPI document types it. */
+export const StringEnum = <const T extends string[]>(values: [...T], options: { description?: string } = {}) =>
+  Type.Enum(values, { ...options, type: 'string' })
+
 export const TextP = (maxLength: number, description?: string) =>
   Type.String({ minLength: 1, maxLength, pattern: PATTERN_P, ...(description ? { description } : {}) })
 

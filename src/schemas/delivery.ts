@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { Timestamp } from './common.js'
+import { StringEnum, Timestamp } from './common.js'
 
 export const DeliveryAttempt = Type.Object({
   number: Type.Integer({ description: 'Attempts are numbered from 1, in the order they were made' }),
@@ -23,7 +23,7 @@ export const Delivery = Type.Object({
   event: Type.String({ description: 'The id of the event sent (evt_…)' }),
   event_type: Type.String(),
   url: Type.String({ description: "The source's redirect.notify address" }),
-  status: Type.Enum(['pending', 'delivered', 'failed'], {
+  status: StringEnum(['pending', 'delivered', 'failed'], {
     description:
       'pending: waiting for its next attempt or being sent; delivered: a 2xx was received; failed: the last scheduled attempt failed (see redeliver)',
   }),

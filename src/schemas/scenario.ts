@@ -2,7 +2,7 @@ import { type Static, Type } from 'typebox'
 import { MAX_AMOUNT } from '../domain/money.js'
 import { DECLINE_CODES, OVERRIDES, SCENARIO_NAMES } from '../domain/scenarios.js'
 import { Charge, Refund } from './charge.js'
-import { Metadata } from './common.js'
+import { Metadata, StringEnum } from './common.js'
 import { CreateCustomerBody, Customer } from './customer.js'
 import { Redirect, Source } from './source.js'
 import { TestClock } from './test-clock.js'
@@ -33,7 +33,7 @@ export const ScenarioOverrides = Type.Object(
       ),
     ),
     decline_code: Type.Optional(
-      Type.Enum([...DECLINE_CODES], {
+      StringEnum([...DECLINE_CODES], {
         description: `The decline code of the test card charged: ${DECLINE_CODES.join(', ')}`,
       }),
     ),
@@ -51,7 +51,7 @@ export const ScenarioParams = Type.Object({
 })
 
 export const ScenarioOverride = Type.Object({
-  name: Type.Enum([...OVERRIDES]),
+  name: StringEnum([...OVERRIDES]),
   type: Type.String({ description: 'integer, string, object, or string or object' }),
   description: Type.String(),
 })

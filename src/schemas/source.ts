@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { MetadataOut, PATTERN_P, TextP, Timestamp } from './common.js'
+import { MetadataOut, PATTERN_P, StringEnum, TextP, Timestamp } from './common.js'
 
 /** The nine source types, in the order of the interface. */
 export const SOURCE_TYPES = [
@@ -15,7 +15,7 @@ export const SOURCE_TYPES = [
 ] as const
 export type SourceType = (typeof SOURCE_TYPES)[number]
 
-export const SourceTypeSchema = Type.Enum([...SOURCE_TYPES], { description: 'Source type' })
+export const SourceTypeSchema = StringEnum([...SOURCE_TYPES], { description: 'Source type' })
 
 const Uri = (description: string) => Type.String({ minLength: 1, maxLength: 2083, format: 'uri', description })
 
@@ -104,7 +104,7 @@ export const Card = Type.Object({
   address_zip: Type.Optional(Type.String()),
   brand: Type.String(),
   country: Type.String(),
-  cvc_checked: Type.Enum(['unchecked', 'pass', 'fail']),
+  cvc_checked: StringEnum(['unchecked', 'pass', 'fail']),
   funding: Type.String(),
   issuing_bank: Type.String(),
 })
@@ -166,7 +166,7 @@ export const Source = Type.Object(sourceFields)
 export type SourceView = Static<typeof Source>
 
 export const Action = Type.Object({
-  type: Type.Enum(['redirect_to_url', 'verify_otp']),
+  type: StringEnum(['redirect_to_url', 'verify_otp']),
   url: Type.Optional(Type.String()),
   confirmation_id: Type.Optional(Type.String()),
 })

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox'
+import { StringEnum } from './common.js'
 
 /** The header that asks for one fault on one request, in test mode. */
 export const FAULT_HEADER = 'Jackdaw-Test-Fault'
@@ -70,10 +71,10 @@ const Rate = Type.Number({
 export const FaultRule = Type.Object(
   {
     operation: Type.Optional(
-      Type.Enum(Object.keys(FAULT_OPERATIONS) as FaultOperation[], { description: 'The operation that fails' }),
+      StringEnum(Object.keys(FAULT_OPERATIONS) as FaultOperation[], { description: 'The operation that fails' }),
     ),
     fault: Type.Optional(
-      Type.Enum([...FAULT_NAMES], { description: "How the operation fails, as the header's faults" }),
+      StringEnum([...FAULT_NAMES], { description: "How the operation fails, as the header's faults" }),
     ),
     latency_ms: Type.Optional(
       Type.Integer({
@@ -83,7 +84,7 @@ export const FaultRule = Type.Object(
       }),
     ),
     notify: Type.Optional(
-      Type.Enum([...NOTIFY_FAULTS], {
+      StringEnum([...NOTIFY_FAULTS], {
         description: 'Notify calls arrive late (delay), twice (duplicate) or in the reverse order (reorder)',
       }),
     ),

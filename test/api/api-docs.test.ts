@@ -91,4 +91,21 @@ describe('/v2/openapi.json', () => {
       expect(outside, m[1]).not.toMatch(/<[a-z]+>/)
     }
   })
+
+  it('types every enumeration as the values it lists: the source type, statuses, cvc_checked', async () => {
+    const doc = (await t.anon.get('/v2/openapi.json')).body
+    const enums: { at: string; schema: { type?: string; enum: unknown[] } }[] = []
+    const walk = (node: unknown, at: string) => {
+      if (typeof node !== 'object' || node === null) return
+      if (Array.isArray((node as { enum?: unknown }).enum)) enums.push({ at, schema: node as never })
+      for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`)
+    }
+    walk(doc, '#')
+    expect(enums.some((e) => e.at.endsWith('/properties/type') && e.schema.enum.includes('wallet_c'))).toBe(true)
+    expect(enums.some((e) => e.at.endsWith('/properties/cvc_checked'))).toBe(true)
+    for (const { at, schema } of enums) {
+      expect(String(schema.type), at).toMatch(/^(string|boolean)$/)
+      for (const value of schema.enum) expect(typeof value, at).toBe(schema.type)
+    }
+  })
 })
