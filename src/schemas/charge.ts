@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { MAX_AMOUNT } from '../domain/money.js'
-import { ListQueryWith, Metadata, MetadataOut, PATTERN_P, StringEnum, Timestamp } from './common.js'
+import { AnyKeys, ListQueryWith, Metadata, MetadataOut, PATTERN_P, StringEnum, Timestamp } from './common.js'
 import { ChargeSource } from './source.js'
 
 const Amount = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_AMOUNT, description })
@@ -84,7 +84,7 @@ export const FailureData = Type.Object({
   code: Type.String(),
   reason: Type.String(),
   next_steps: Type.String(),
-  provider_response: Type.Record(Type.String(), Type.Unknown()),
+  provider_response: AnyKeys(Type.Unknown()),
 })
 
 export const CHARGE_STATUSES = ['pending', 'succeeded', 'failed', 'voided', 'refunded'] as const

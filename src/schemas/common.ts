@@ -1,4 +1,4 @@
-import { type TSchema, type TString, Type } from 'typebox'
+import { type Static, type TSchema, type TString, Type } from 'typebox'
 
 /**
  * Pattern P, as the interface writes it. Validated without the unicode flag, where `\'` is legal;
@@ -19,9 +19,15 @@ export const Timestamp = Type.String({
 
 const MetadataValue = Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()])
 
-// A Record drops the constraints of its key schema (it becomes `patternProperties: {"^.*$": …}`),
-// so the key bounds are stated again as propertyNames, which Ajv enforces.
-export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 40 }), MetadataValue, {
+/**
+ * An object of any keys, each value `value`. Not a Record: its keys become
+ * `patternProperties: {"^.*$": …}`, and `.` stops at a line break, so a key holding one would be
+ * neither checked on the way in nor written on the way out.
+ */
+export const AnyKeys = <T extends TSchema>(value: T, options: Record<string, unknown> = {}) =>
+  Type.Unsafe<Record<string, Static<T>>>({ type: 'object', additionalProperties: value, ...options })
+
+export const Metadata = AnyKeys(MetadataValue, {
   maxProperties: 50,
   propertyNames: { type: 'string', minLength: 1, maxLength: 40 },
   description:
@@ -29,7 +35,7 @@ export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 40 })
 })
 
 /** In responses metadata is passed through as stored. */
-export const MetadataOut = Type.Record(Type.String(), MetadataValue)
+export const MetadataOut = AnyKeys(MetadataValue)
 
 export const ErrorDetail = Type.Object({
   loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),

@@ -56,6 +56,24 @@ describe('POST /v2/customers/', () => {
     expect(Object.keys((await t.sk.get(`/v2/customers/${c.id}`)).body.metadata)).toEqual(['yy', 'x'])
   })
 
+  it('a metadata key with a line break is kept and shown like any other, and its value checked', async () => {
+    const metadata = { 'order\nref': 'A-1', 'x\u2028y': 2, 'note\r': true }
+    const c = await newCustomer({ metadata })
+    expect(c.metadata).toEqual(metadata)
+    expect((await t.sk.get(`/v2/customers/${c.id}`)).body.metadata).toEqual(metadata)
+    const updated = await t.sk.put(`/v2/customers/${c.id}`, { metadata: { 'a\nb': 'c' } })
+    expect(updated.body.metadata).toEqual({ 'a\nb': 'c' })
+    const charge = await t.sk.post('/v2/charges/', { amount: 100, currency: 'usd', source: (await newSource()).id, metadata })
+    expect(charge.body.metadata).toEqual(metadata)
+    expect((await t.sk.get(`/v2/charges/${charge.body.id}`)).body.metadata).toEqual(metadata)
+    // the value under such a key obeys the rules of every value
+    for (const value of [{ nested: 1 }, 'v'.repeat(501), null]) {
+      const res = await t.sk.put(`/v2/customers/${c.id}`, { metadata: { 'a\nb': value } })
+      expect(res.status, JSON.stringify(value)).toBe(422)
+    }
+    expect((await t.sk.get(`/v2/customers/${c.id}`)).body.metadata).toEqual({ 'a\nb': 'c' })
+  })
+
   it('metadata defaults to an empty object and mobile_number is optional', async () => {
     const c = await newCustomer()
     expect(c.metadata).toEqual({})
