@@ -1,4 +1,4 @@
-import { GROUP_SEPARATORS } from './domain/card.js'
+import { GROUP_SEPARATORS, redactCardNumbers } from './domain/card.js'
 import { ID_PREFIX } from './domain/ids.js'
 
 /**
@@ -86,8 +86,8 @@ const HEX_WORD = /(?<![0-9A-Za-z])(?:[a-z]+_)?[0-9a-f]{24,}(?![0-9A-Za-z])/
 /**
  * The service's ids and tokens: an object's prefix with 32 hex digits (`ch_…`), a request's or a
  * reference's with 24 (`req_…`), or 48 hex digits (a payer's page token). Their random part may
- * hold such a run of digits by chance, and they are kept whole; any other word of hex digits is
- * looked into.
+ * hold a run of digits by chance: in a word of their shape only a run that is surely a card number
+ * goes (redactCardNumbers), and any other word of hex digits is looked into.
  */
 const ID_PREFIXES = Object.values(ID_PREFIX).join('|')
 const OWN_TOKEN = new RegExp(`^(?:(?:${ID_PREFIXES})[0-9a-f]{32}|(?:req|bnk|conf|sim)_[0-9a-f]{24}|[0-9a-f]{48})$`)
@@ -101,7 +101,7 @@ const digitsIn = (text: string) => text.replace(/\D/g, '').length
  */
 export function withoutCardNumbers(text: string): string {
   return text.replace(CARD_NUMBER_LIKE, (run, hex?: string, groups?: string) => {
-    if (hex !== undefined) return OWN_TOKEN.test(run) ? run : run.replace(DIGIT_RUN, '[redacted]')
+    if (hex !== undefined) return OWN_TOKEN.test(run) ? redactCardNumbers(run) : run.replace(DIGIT_RUN, '[redacted]')
     if (groups !== undefined && digitsIn(groups) < 12) return run.replace(DIGIT_RUN, '[redacted]')
     return '[redacted]'
   })

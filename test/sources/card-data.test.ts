@@ -178,6 +178,10 @@ describe('card data never leaves or rests in plain text', () => {
       '/v2/sources/src_4012888888881881abcdef0123456789ab',
       '/v2/sources/40128888888818811230987',
       '/v2/charges/ch_4012888888881881deadbeef',
+      // shaped as the service's own: an id, a page token
+      '/v2/charges/ch_4012888888881881deadbeefdeadbeef',
+      '/v2/charges/?start_after=src_4012888888881881deadbeefdeadbeef',
+      '/v2/charges/4012888888881881deadbeefdeadbeefdeadbeefdeadbeef',
       '/v2/charges/4012--8888--8888--1881',
       '/v2/charges/4012%20-%208888%20-%208888%20-%201881',
     ]) {
