@@ -71,6 +71,8 @@ const OperationAnswer = Compile(
 
 /** The most of a processor's own details kept with a decline; a larger answer keeps none. */
 export const MAX_PROVIDER_RESPONSE_LENGTH = 8_000
+/** Nor one nested deeper than this: scrubbing it, or writing it as JSON, would run out of stack. */
+export const MAX_PROVIDER_RESPONSE_DEPTH = 64
 const MAX_TEXT_LENGTH = 1000
 
 /** Keys under which a gateway's answer carries card data, whatever their value looks like. */
@@ -122,8 +124,38 @@ function scrubbed(value: unknown, card: SentCard): unknown {
   return value
 }
 
+/**
+ * Whether `value` is nested at most MAX_PROVIDER_RESPONSE_DEPTH deep and its JSON may fit in
+ * MAX_PROVIDER_RESPONSE_LENGTH (counting a part of its characters), looked at without recursion.
+ */
+function mayFit(value: unknown): boolean {
+  let length = 0
+  const pending: [unknown, number][] = [[value, 0]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [v, depth] = next
+    if (depth > MAX_PROVIDER_RESPONSE_DEPTH) return false
+    if (typeof v === 'string') length += v.length + 2
+    else if (Array.isArray(v)) {
+      length += 1 + v.length
+      if (length > MAX_PROVIDER_RESPONSE_LENGTH) return false
+      for (const inner of v) pending.push([inner, depth + 1])
+    } else if (v !== null && typeof v === 'object') {
+      length += 1
+      for (const key in v) {
+        length += key.length + 4
+        if (length > MAX_PROVIDER_RESPONSE_LENGTH) return false
+        pending.push([(v as Record<string, unknown>)[key], depth + 1])
+      }
+    } else length += 1
+    if (length > MAX_PROVIDER_RESPONSE_LENGTH) return false
+  }
+  return true
+}
+
 function scrubbedFailure(failure: FailureData, card: SentCard): FailureData {
-  const details = scrubbed(failure.provider_response, card) as Record<string, unknown>
+  const details = mayFit(failure.provider_response)
+    ? (scrubbed(failure.provider_response, card) as Record<string, unknown>)
+    : {}
   return {
     code: scrubbedText(failure.code, card, 100),
     reason: scrubbedText(failure.reason, card),

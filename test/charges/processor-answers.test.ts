@@ -207,6 +207,26 @@ describe("a processor's answer", () => {
     expect(ref.rows[0]?.processor_ref).toBe('8815658961765250')
   })
 
+  it('with details nested deeper than the stack declines the charge, keeping none of them, and erases the code', async () => {
+    let deep: unknown = { end: true }
+    for (let i = 0; i < 20_000; i++) deep = i % 2 ? { a: deep } : [deep]
+    processor.answer = () => ({
+      outcome: 'declined',
+      failure: { code: 'do_not_honor', reason: 'Declined', next_steps: '', provider_response: { deep } },
+    })
+    const res = await charge()
+    expect(res.status, res.text).toBe(201)
+    expect(res.body).toMatchObject({ status: 'failed', failure_data: { code: 'do_not_honor', provider_response: {} } })
+    const kept = await t.db.query('SELECT card_cvc_enc FROM sources WHERE id = $1', [res.body.source.id])
+    expect(kept.rows[0]?.card_cvc_enc).toBeNull()
+    // a few levels are kept as sent
+    processor.answer = () => ({
+      outcome: 'declined',
+      failure: { code: 'do_not_honor', reason: 'Declined', next_steps: '', provider_response: { a: [{ b: [1] }] } },
+    })
+    expect((await charge()).body.failure_data.provider_response).toEqual({ a: [{ b: [1] }] })
+  })
+
   it('outside the contract fails the charge, never the request', async () => {
     for (const answer of [
       { outcome: 'approved', reference: 'x' },
