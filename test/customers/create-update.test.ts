@@ -63,7 +63,12 @@ describe('POST /v2/customers/', () => {
     expect((await t.sk.get(`/v2/customers/${c.id}`)).body.metadata).toEqual(metadata)
     const updated = await t.sk.put(`/v2/customers/${c.id}`, { metadata: { 'a\nb': 'c' } })
     expect(updated.body.metadata).toEqual({ 'a\nb': 'c' })
-    const charge = await t.sk.post('/v2/charges/', { amount: 100, currency: 'usd', source: (await newSource()).id, metadata })
+    const charge = await t.sk.post('/v2/charges/', {
+      amount: 100,
+      currency: 'usd',
+      source: (await newSource()).id,
+      metadata,
+    })
     expect(charge.body.metadata).toEqual(metadata)
     expect((await t.sk.get(`/v2/charges/${charge.body.id}`)).body.metadata).toEqual(metadata)
     // the value under such a key obeys the rules of every value
