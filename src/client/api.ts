@@ -10,7 +10,14 @@ import type * as source from '../schemas/source.js'
 import type * as testClock from '../schemas/test-clock.js'
 import type * as testFaults from '../schemas/test-faults.js'
 import type { FaultName } from '../schemas/test-faults.js'
-import { type ErrorBody, errorOf, JackdawConnectionError, JackdawError, parsedJson } from './errors.js'
+import {
+  type ErrorBody,
+  errorOf,
+  JackdawConnectionError,
+  JackdawError,
+  parsedJson,
+  unexpectedAnswer,
+} from './errors.js'
 import { resumingStream, type StreamOptions, sleep } from './sse.js'
 
 export type { ErrorBody, StreamOptions }
@@ -128,7 +135,8 @@ export function createClient(options: ClientOptions) {
    * `repeatable`: sending the request again after it may have been carried out is safe (a read, a
    * PUT, a POST whose Idempotency-Key the service keeps). Any other (a DELETE, an operator's POST)
    * is sent again only after a 429, which the service answers before doing anything: after no
-   * answer or a 503 it may have been done, and a second one would answer that it is gone.
+   * answer or a 503 it may have been done, and a second one would answer that it is gone. The
+   * body is read within the attempt: one cut or stalled past timeoutMs is no answer either.
    */
   async function send(
     method: string,
@@ -136,7 +144,7 @@ export function createClient(options: ClientOptions) {
     body: unknown,
     opts: RequestOptions = {},
     repeatable = method !== 'DELETE',
-  ): Promise<Response> {
+  ): Promise<{ res: Response; text: string }> {
     const headers: Record<string, string> = { authorization, accept: 'application/json' }
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (method === 'POST') headers['idempotency-key'] = opts.idempotencyKey ?? newIdempotencyKey()
@@ -144,6 +152,7 @@ export function createClient(options: ClientOptions) {
     for (let attempt = 0; ; attempt++) {
       const signals = [AbortSignal.timeout(timeoutMs), ...(opts.signal ? [opts.signal] : [])]
       let res: Response
+      let text: string
       try {
         const sent = attempt === 0 && opts.testFault ? { ...headers, 'jackdaw-test-fault': opts.testFault } : headers
         res = await doFetch(`${base}${path}`, {
@@ -152,6 +161,7 @@ export function createClient(options: ClientOptions) {
           body: payload,
           signal: AbortSignal.any(signals),
         })
+        text = await res.text()
       } catch (err) {
         if (opts.signal?.aborted) throw err
         if (attempt >= maxRetries || !repeatable) {
@@ -163,11 +173,10 @@ export function createClient(options: ClientOptions) {
         continue
       }
       if (RETRIED.has(res.status) && (repeatable || res.status === 429) && attempt < maxRetries) {
-        await res.body?.cancel()
         await sleep(delayFor(attempt, res.headers.get('retry-after')), opts.signal)
         continue
       }
-      return res
+      return { res, text }
     }
   }
 
@@ -178,10 +187,12 @@ export function createClient(options: ClientOptions) {
     opts?: RequestOptions,
     repeatable?: boolean,
   ): Promise<T> {
-    const res = await send(method, path, body, opts, repeatable)
-    const text = await res.text()
+    const { res, text } = await send(method, path, body, opts, repeatable)
     if (!res.ok) throw errorOf(res, text)
-    return parsedJson(text) as T
+    // every success of the service is a JSON object: anything else comes from another server
+    const parsed = parsedJson(text)
+    if (typeof parsed !== 'object' || parsed === null) throw unexpectedAnswer(res, text)
+    return parsed as T
   }
 
   const get = <T>(path: string, query?: Query, opts?: RequestOptions) =>

@@ -45,19 +45,24 @@ export const parsedJson = (text: string): unknown => {
 
 /**
  * The error an answer that is not a success stands for: the service's own envelope, or, for any
- * other body (a proxy's page, say), an `unexpected_response` that quotes its start.
+ * other body (a proxy's page, say), an `unexpected_response` (unexpectedAnswer).
  */
 export function errorOf(res: Response, text: string): JackdawError {
   const parsed = parsedJson(text)
-  const envelope =
-    parsed && typeof parsed === 'object' && 'error' in parsed
-      ? (parsed as ErrorBody)
-      : {
-          error: {
-            type: 'api_error',
-            code: 'unexpected_response',
-            message: `HTTP ${res.status}: ${text.slice(0, 200)}`,
-          },
-        }
+  if (parsed && typeof parsed === 'object' && 'error' in parsed) {
+    return new JackdawError(res.status, parsed as ErrorBody, res.headers.get('request-id') ?? undefined)
+  }
+  return unexpectedAnswer(res, text)
+}
+
+/**
+ * An answer that is not the service's, an error or a success alike (another server's page, say):
+ * an `unexpected_response` that quotes its start, on one line so that a message about it is one.
+ */
+export function unexpectedAnswer(res: Response, text: string): JackdawError {
+  const quoted = text.slice(0, 200).replace(/\s+/g, ' ').trim()
+  const envelope = {
+    error: { type: 'api_error', code: 'unexpected_response', message: `HTTP ${res.status}: ${quoted}` },
+  }
   return new JackdawError(res.status, envelope, res.headers.get('request-id') ?? undefined)
 }

@@ -83,6 +83,11 @@ export async function startJackdaw(options: StartOptions = {}): Promise<RunningJ
   if (options.deterministic && options.seed === undefined) {
     throw new TypeError('startJackdaw: deterministic: true needs a seed')
   }
+  if (options.seed !== undefined && !Value.Check(NewAccount.properties.seed, options.seed)) {
+    throw new TypeError(
+      'startJackdaw: seed must be a string of 1 to 100 characters or a whole number from 0 to 2^53 − 1',
+    )
+  }
   // as POST /v2/accounts refuses a name, and the service refuses JACKDAW_ADMIN_TOKEN
   const name = options.accountName ?? 'Test account'
   if (!Value.Check(NewAccount.properties.name, name)) {

@@ -116,6 +116,23 @@ describe('retries', () => {
     await proxy.close()
   })
 
+  it("a success whose body is not JSON, another server's page say, is a JackdawError, not undefined", async () => {
+    const shop = await flaky((_n, _req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<!doctype html>\n<html>\n  <body>My shop</body>\n</html>\n'),
+    )
+    // on one line, so that the CLI's message about it is one line
+    await expect(shop.client.me.retrieve()).rejects.toMatchObject({
+      name: 'JackdawError',
+      status: 200,
+      code: 'unexpected_response',
+      message: 'HTTP 200: <!doctype html> <html> <body>My shop</body> </html>',
+    })
+    expect(shop.keys).toHaveLength(1)
+    await shop.close()
+  })
+
   it('a POST whose answer was lost is retried with its key, and the service creates one customer', async () => {
     let first = true
     const lossy = createClient({
@@ -152,6 +169,90 @@ describe('retries', () => {
       },
     })
     await expect(lossy.customers.delete(id)).rejects.toBeInstanceOf(JackdawConnectionError)
+    await expect(jackdaw.customers.retrieve(id)).rejects.toMatchObject({ status: 404 })
+  })
+})
+
+describe('an answer broken after its status and headers', () => {
+  /**
+   * A proxy in front of the service that breaks the next answers it is told to after their status
+   * and headers, the service having done the request: the connection cut, or the body stalled,
+   * mid-body. It records each request's Idempotency-Key.
+   */
+  async function breakingProxy() {
+    let broken = { count: 0, how: 'cut' as 'cut' | 'stall' }
+    const keys: (string | undefined)[] = []
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (chunk: Buffer) => chunks.push(chunk))
+      req.on('end', async () => {
+        keys.push(req.headers['idempotency-key'] as string | undefined)
+        const forwarded = ['authorization', 'content-type', 'idempotency-key'].filter((h) => req.headers[h])
+        const answer = await fetch(`${t.url}${req.url}`, {
+          method: req.method as string,
+          headers: Object.fromEntries(forwarded.map((h) => [h, req.headers[h] as string])),
+          body: chunks.length ? Buffer.concat(chunks) : undefined,
+        })
+        const body = Buffer.from(await answer.arrayBuffer())
+        res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': String(body.length) })
+        if (broken.count === 0) return res.end(body)
+        broken.count--
+        res.write(body.subarray(0, 10))
+        if (broken.how === 'cut') setTimeout(() => res.socket?.destroy(), 20)
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    return {
+      keys,
+      breakNext(count: number, how: 'cut' | 'stall' = 'cut') {
+        broken = { count, how }
+      },
+      client: createClient({ apiKey: t.account.sk_test_key, baseUrl: url, timeoutMs: 500, maxRetryDelayMs: 20 }),
+      close() {
+        server.closeAllConnections()
+        return new Promise<void>((r) => server.close(() => r()))
+      },
+    }
+  }
+
+  let proxy: Awaited<ReturnType<typeof breakingProxy>>
+  beforeAll(async () => {
+    proxy = await breakingProxy()
+  })
+  afterAll(() => proxy.close())
+
+  it('a POST whose answer is cut mid-body is sent again with its key, and the service creates one customer', async () => {
+    proxy.keys.length = 0
+    proxy.breakNext(1)
+    const email = `cut.${Date.now()}@example.com`
+    const cus = await proxy.client.customers.create({ email, description: 'Cut answer' })
+    expect(proxy.keys).toHaveLength(2)
+    expect(proxy.keys[1]).toBe(proxy.keys[0])
+    const all = await createClient({ apiKey: t.account.sk_test_key, baseUrl: t.url }).customers.list({ limit: 100 })
+    expect(all.data.filter((c) => c.email === email).map((c) => c.id)).toEqual([cus.id])
+  })
+
+  it('a read whose body stalls past timeoutMs is sent again', async () => {
+    proxy.keys.length = 0
+    proxy.breakNext(1, 'stall')
+    expect(await proxy.client.me.retrieve()).toMatchObject({ id: t.account.id })
+    expect(proxy.keys).toHaveLength(2)
+  })
+
+  it('a body cut every time, or a DELETE whose body is cut, is a JackdawConnectionError', async () => {
+    proxy.keys.length = 0
+    proxy.breakNext(3)
+    await expect(proxy.client.me.retrieve()).rejects.toThrow(JackdawConnectionError)
+    expect(proxy.keys).toHaveLength(3)
+
+    const jackdaw = createClient({ apiKey: t.account.sk_test_key, baseUrl: t.url })
+    const id = (await jackdaw.customers.create({ email: `cut.delete.${Date.now()}@example.com`, description: 'Cut' }))
+      .id as string
+    proxy.keys.length = 0
+    proxy.breakNext(1)
+    await expect(proxy.client.customers.delete(id)).rejects.toThrow(/^DELETE .*: no answer/)
+    expect(proxy.keys).toHaveLength(1)
     await expect(jackdaw.customers.retrieve(id)).rejects.toMatchObject({ status: 404 })
   })
 })
