@@ -1,19 +1,12 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { apiUrlOf, listen } from './cli/listen.js'
+import { apiUrlOf, eventTypesOf, forwardToProblem, listen } from './cli/listen.js'
 import { CommandError, portOf, runProcessor } from './cli/processor.js'
-import { customerOf, metadataOf, trigger } from './cli/trigger.js'
+import { overridesOf, trigger } from './cli/trigger.js'
 import { JackdawConnectionError, JackdawError } from './client/api.js'
-import { parseConfig } from './config.js'
 import { AppError } from './errors.js'
-import { makeLogger } from './logger.js'
-import { runMain } from './main.js'
-import { redeliver } from './notify/deliveries.js'
-import { EVENT_TYPES } from './schemas/event.js'
-import { serveCluster } from './serve-cluster.js'
-import { accountService } from './services/accounts.js'
-import { openStore } from './store/open.js'
+import type { accountService } from './services/accounts.js'
 
 const HELP: Record<string, string> = {
   main: `jackdaw: a self-hosted payment service
@@ -95,6 +88,45 @@ same events and notify calls, and prints one line per object it made (e.g. "char
 `,
 }
 
+/** Every option of the command line; TAKES says which command takes which. */
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  json: { type: 'boolean' },
+  name: { type: 'string' },
+  account: { type: 'string' },
+  kind: { type: 'string' },
+  mode: { type: 'string' },
+  workers: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'forward-to': { type: 'string' },
+  events: { type: 'string' },
+  key: { type: 'string' },
+  'api-url': { type: 'string' },
+  list: { type: 'boolean' },
+  amount: { type: 'string' },
+  currency: { type: 'string' },
+  metadata: { type: 'string', multiple: true },
+  'decline-code': { type: 'string' },
+  customer: { type: 'string' },
+  notify: { type: 'string' },
+} as const
+
+/**
+ * The options each command takes besides --help, as its --help names them, by the words that name
+ * the command (`trigger SCENARIO` is `trigger`): another command's option is refused, not ignored.
+ */
+const TAKES: Record<string, readonly Exclude<keyof typeof OPTIONS, 'help'>[]> = {
+  serve: ['workers'],
+  'account create': ['name', 'json'],
+  'account roll-key': ['account', 'kind', 'mode', 'json'],
+  'webhook-secret roll': ['account', 'mode', 'json'],
+  'deliveries redeliver': ['json'],
+  processor: ['port', 'host'],
+  listen: ['forward-to', 'events', 'key', 'api-url'],
+  trigger: ['list', 'amount', 'currency', 'metadata', 'decline-code', 'customer', 'notify', 'json', 'key', 'api-url'],
+}
+
 class UsageError extends Error {}
 
 function print(value: Record<string, unknown>, json: boolean) {
@@ -107,12 +139,22 @@ function choice<T extends string>(value: string | undefined, allowed: readonly T
   return value as T
 }
 
+/** What `read` makes of a command's options; what it throws is a usage error, an option being ill formed. */
+async function fromOptions<T>(read: () => T | Promise<T>): Promise<T> {
+  try {
+    return await read()
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+}
+
 /**
  * The store a command acts on: the service's. Without DATABASE_URL that is the data directory,
  * which must be there already: a command run from another folder would otherwise make a new store
  * of its own, and act on it unseen by the service.
  */
-function existingStore() {
+async function existingStore() {
+  const [{ parseConfig }, { openStore }] = await Promise.all([import('./config.js'), import('./store/open.js')])
   const config = parseConfig()
   if (!config.DATABASE_URL && !existsSync(config.JACKDAW_DATA_DIR)) {
     throw new UsageError(
@@ -123,58 +165,51 @@ function existingStore() {
 }
 
 async function withAccounts<T>(fn: (accounts: ReturnType<typeof accountService>) => Promise<T>): Promise<T> {
+  const accounts = await import('./services/accounts.js')
   const store = await existingStore()
   try {
-    return await fn(accountService(store))
+    return await fn(accounts.accountService(store))
   } finally {
     await store.db.close()
   }
 }
 
-async function main(argv: string[]) {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      json: { type: 'boolean' },
-      name: { type: 'string' },
-      account: { type: 'string' },
-      kind: { type: 'string' },
-      mode: { type: 'string' },
-      workers: { type: 'string' },
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'forward-to': { type: 'string' },
-      events: { type: 'string' },
-      key: { type: 'string' },
-      'api-url': { type: 'string' },
-      list: { type: 'boolean' },
-      amount: { type: 'string' },
-      currency: { type: 'string' },
-      metadata: { type: 'string', multiple: true },
-      'decline-code': { type: 'string' },
-      customer: { type: 'string' },
-      notify: { type: 'string' },
-    },
-  })
+/**
+ * The command line's words and options, each option one its command takes; undefined once --help
+ * is answered. It needs none of the service's modules, so that a typo is told at once.
+ */
+function argsOf(argv: string[]) {
+  const args = parseArgs({ args: argv, allowPositionals: true, strict: true, options: OPTIONS })
   // a command's words wherever its options stand: `trigger --json charge.succeeded` names the scenario
-  const [command, sub] = positionals
-  if (values.help || !command || command === 'help') {
-    const [named, after] = positionals
-    const topic = (named === 'help' ? after : named) ?? 'main'
+  const [command, sub] = args.positionals
+  const words = [sub && `${command} ${sub}`, command].find((w) => w !== undefined && Object.hasOwn(TAKES, w))
+  // a command there is none of is told so below, whatever its options
+  const taken: readonly string[] = words ? (TAKES[words] ?? []) : Object.keys(OPTIONS)
+  const refused = Object.keys(args.values).find((name) => name !== 'help' && !taken.includes(name))
+  if (refused)
+    throw new UsageError(`${words} does not take --${refused} (jackdaw ${command} --help names those it does)`)
+  if (args.values.help || !command || command === 'help') {
+    const topic = (command === 'help' ? sub : command) ?? 'main'
     const help = Object.hasOwn(HELP, topic) ? HELP[topic] : undefined
     if (help === undefined) throw new UsageError(`no command is named ${topic}`)
     process.stdout.write(help)
-    return
+    return undefined
   }
+  return args
+}
+
+async function main({ values, positionals }: NonNullable<ReturnType<typeof argsOf>>) {
+  const [command, sub] = positionals
   const json = values.json ?? false
 
   switch (command) {
     case 'serve': {
       const workers = Number(values.workers ?? '1')
       if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new UsageError('--workers must be 1 to 64')
+      const [{ parseConfig }, { serveCluster }] = await Promise.all([
+        import('./config.js'),
+        import('./serve-cluster.js'),
+      ])
       await serveCluster(parseConfig(), workers)
       return
     }
@@ -219,6 +254,7 @@ async function main(argv: string[]) {
     case 'deliveries': {
       const id = positionals[2]
       if (sub !== 'redeliver' || !id) throw new UsageError('usage: jackdaw deliveries redeliver DELIVERY_ID')
+      const { redeliver } = await import('./notify/deliveries.js')
       const store = await existingStore()
       try {
         const delivery = await redeliver(store.db, id)
@@ -229,6 +265,7 @@ async function main(argv: string[]) {
       return
     }
     case 'processor': {
+      const [{ parseConfig }, { makeLogger }] = await Promise.all([import('./config.js'), import('./logger.js')])
       const port = portOf(values.port ?? '9090')
       if (port === undefined) throw new UsageError('--port must be 0 to 65535')
       const config = parseConfig()
@@ -242,20 +279,11 @@ async function main(argv: string[]) {
     case 'listen': {
       const forwardTo = values['forward-to']
       if (!forwardTo) throw new UsageError('--forward-to URL is required')
-      const target = URL.canParse(forwardTo) ? new URL(forwardTo) : undefined
-      if (target?.protocol !== 'http:' && target?.protocol !== 'https:') {
-        throw new UsageError(`--forward-to must be an http or https URL, not ${JSON.stringify(forwardTo)}`)
-      }
+      const problem = forwardToProblem(forwardTo)
+      if (problem) throw new UsageError(problem)
       const key = values.key ?? process.env.JACKDAW_API_KEY
       if (!key) throw new UsageError('--key (or JACKDAW_API_KEY) is required: a secret key of the account')
-      const events = (values.events ?? '')
-        .split(',')
-        .map((e) => e.trim())
-        .filter(Boolean)
-      const unknown = events.filter((e) => !(EVENT_TYPES as readonly string[]).includes(e))
-      if (unknown.length > 0) {
-        throw new UsageError(`no event has the type ${unknown.join(', ')}; the types: ${EVENT_TYPES.join(', ')}`)
-      }
+      const events = await fromOptions(() => eventTypesOf(values.events))
       const controller = new AbortController()
       process.once('SIGINT', () => controller.abort())
       process.once('SIGTERM', () => controller.abort())
@@ -275,27 +303,13 @@ async function main(argv: string[]) {
         throw new UsageError('scenarios run in test mode only: give a secret test key of the account (sk_test_…)')
       }
       if (!values.list && !sub) throw new UsageError('name a scenario (jackdaw trigger --list names them)')
-      const amount = values.amount
-      if (amount !== undefined && !/^\d{1,15}$/.test(amount)) throw new UsageError('--amount must be a whole number')
-      let overrides: Parameters<typeof trigger>[0]['overrides']
-      try {
-        overrides = {
-          amount: amount === undefined ? undefined : Number(amount),
-          currency: values.currency,
-          metadata: metadataOf(values.metadata ?? []),
-          decline_code: values['decline-code'] as never,
-          customer: customerOf(values.customer),
-          notify: values.notify,
-        }
-      } catch (err) {
-        throw new UsageError((err as Error).message)
-      }
+      const overrides = await fromOptions(() => overridesOf(values))
       await trigger({
         apiUrl: apiUrlOf(values['api-url'], process.env),
         key,
         scenario: sub,
         list: values.list,
-        overrides: JSON.parse(JSON.stringify(overrides)),
+        overrides,
         json,
       })
       return
@@ -305,26 +319,42 @@ async function main(argv: string[]) {
   }
 }
 
-await runMain(async () => {
-  try {
-    await main(process.argv.slice(2))
-  } catch (err) {
-    if (err instanceof JackdawError || err instanceof JackdawConnectionError) {
-      const said = err instanceof JackdawError ? `the service answered ${err.status}` : 'cannot reach the service'
-      process.stderr.write(`jackdaw: ${said}: ${err.message}\n`)
-      process.exit(1)
-    }
-    if (err instanceof AppError || err instanceof CommandError) {
-      process.stderr.write(`jackdaw: ${err.message}\n`)
-      process.exit(1)
-    }
-    if (
-      err instanceof UsageError ||
-      (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))
-    ) {
-      process.stderr.write(`jackdaw: ${err.message}\nRun jackdaw --help for usage.\n`)
-      process.exit(2)
-    }
-    throw err
+/** A usage error is told in one line, with exit 2; any other error is left to the caller. */
+function exitOnUsageError(err: unknown) {
+  if (
+    err instanceof UsageError ||
+    (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))
+  ) {
+    process.stderr.write(`jackdaw: ${err.message}\nRun jackdaw --help for usage.\n`)
+    process.exit(2)
   }
-})
+}
+
+// the service's modules load once the command line is found good: --help and a typo take a fraction of the time
+let args: ReturnType<typeof argsOf>
+try {
+  args = argsOf(process.argv.slice(2))
+} catch (err) {
+  exitOnUsageError(err)
+  throw err
+}
+if (args) {
+  const { runMain } = await import('./main.js')
+  await runMain(async () => {
+    try {
+      await main(args)
+    } catch (err) {
+      if (err instanceof JackdawError || err instanceof JackdawConnectionError) {
+        const said = err instanceof JackdawError ? `the service answered ${err.status}` : 'cannot reach the service'
+        process.stderr.write(`jackdaw: ${said}: ${err.message}\n`)
+        process.exit(1)
+      }
+      if (err instanceof AppError || err instanceof CommandError) {
+        process.stderr.write(`jackdaw: ${err.message}\n`)
+        process.exit(1)
+      }
+      exitOnUsageError(err)
+      throw err
+    }
+  })
+}

@@ -19,6 +19,44 @@ export function apiUrlOf(flag: string | undefined, env: NodeJS.ProcessEnv): stri
   return flag ?? env.JACKDAW_API_URL ?? `http://127.0.0.1:${env.PORT || '8080'}`
 }
 
+/**
+ * Why `--forward-to` is no address to forward to, if it is none: it must be an http or https URL
+ * whose host is a host name or an address (not `a..b`, not `*.example.com`).
+ */
+export function forwardToProblem(forwardTo: string): string | undefined {
+  const target = URL.canParse(forwardTo) ? new URL(forwardTo) : undefined
+  if (target?.protocol !== 'http:' && target?.protocol !== 'https:') {
+    return `--forward-to must be an http or https URL, not ${JSON.stringify(forwardTo)}`
+  }
+  try {
+    forwardHostOf(target)
+    return undefined
+  } catch {
+    return `--forward-to must name a host by its name or address, not ${JSON.stringify(target.hostname)}`
+  }
+}
+
+/** The event types `--events` lists, comma-separated; throws, naming the types there are, on one no event has. */
+export async function eventTypesOf(list: string | undefined): Promise<string[]> {
+  // loaded here, not with this module, which the command line imports whatever the command
+  const { EVENT_TYPES } = await import('../schemas/event.js')
+  const events = (list ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)
+  const unknown = events.filter((e) => !(EVENT_TYPES as readonly string[]).includes(e))
+  if (unknown.length > 0) {
+    throw new Error(`no event has the type ${unknown.join(', ')}; the types: ${EVENT_TYPES.join(', ')}`)
+  }
+  return events
+}
+
+/** The receiver listen forwards to, the one allowed however private; throws when its host is no host name or address. */
+function forwardHostOf(url: URL): NotifyAllowList {
+  // as one entry: a comma, which a URL's host may hold, would otherwise make it two
+  return NotifyAllowList.parse([url.hostname])
+}
+
 const clock = (d: Date) => d.toISOString().slice(11, 23)
 
 /**
@@ -28,10 +66,9 @@ const clock = (d: Date) => d.toISOString().slice(11, 23)
  */
 export async function listen(opts: ListenOptions): Promise<void> {
   const out = opts.out ?? ((line: string) => process.stdout.write(`${line}\n`))
-  // an http or https URL: the command line checked it
-  const url = new URL(opts.forwardTo)
-  // the receiver is the one the developer named, usually on this machine: it alone is allowed
-  const forwardHost = NotifyAllowList.parse(url.hostname)
+  // the receiver is the one the developer named, usually on this machine: it alone is allowed.
+  // The command line checked its URL (forwardToProblem)
+  const forwardHost = forwardHostOf(new URL(opts.forwardTo))
   const client = createClient({ apiKey: opts.key, baseUrl: opts.apiUrl })
   const account = await client.me.retrieve()
   const wanted = new Set(opts.events)

@@ -1,6 +1,4 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { createProcessorServer } from '../processor/server.js'
-import { Simulator } from '../processor/simulator.js'
 
 /** A command's failure that its options caused: told in one line, without a stack. */
 export class CommandError extends Error {}
@@ -34,6 +32,11 @@ export async function runProcessor(opts: {
   host: string
   port: number
 }): Promise<string> {
+  // loaded when the command runs: every other command imports this module, for CommandError
+  const [{ createProcessorServer }, { Simulator }] = await Promise.all([
+    import('../processor/server.js'),
+    import('../processor/simulator.js'),
+  ])
   const server = createProcessorServer({ processor: new Simulator(), secret: opts.secret, logger: opts.logger })
   try {
     return await server.listen({ port: opts.port, host: opts.host })

@@ -35,6 +35,28 @@ export function customerOf(value: string | undefined): ScenarioOverrides['custom
   }
 }
 
+/** The overrides `trigger`'s options give, those not given left out; throws, naming the option, on one ill formed. */
+export function overridesOf(options: {
+  amount?: string | undefined
+  currency?: string | undefined
+  metadata?: string[] | undefined
+  'decline-code'?: string | undefined
+  customer?: string | undefined
+  notify?: string | undefined
+}): ScenarioOverrides {
+  const { amount } = options
+  if (amount !== undefined && !/^\d{1,15}$/.test(amount)) throw new Error('--amount must be a whole number')
+  const overrides = {
+    amount: amount === undefined ? undefined : Number(amount),
+    currency: options.currency,
+    metadata: metadataOf(options.metadata ?? []),
+    decline_code: options['decline-code'] as never,
+    customer: customerOf(options.customer),
+    notify: options.notify,
+  }
+  return JSON.parse(JSON.stringify(overrides))
+}
+
 const ORDER = ['customer', 'source', 'linking_charge', 'charge', 'refund', 'test_clock'] as const
 
 /** One line per object a run made: its kind and id (a charge with its outcome, the clock with its time). */

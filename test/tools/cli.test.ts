@@ -126,6 +126,62 @@ describe('the command line on the embedded store', () => {
   }, 120_000)
 })
 
+describe('the options each command takes', () => {
+  // where no store is: a command that took its options would stop at that, having made nothing
+  const nowhere = { ...env, JACKDAW_DATA_DIR: path.join(dir, 'no-store') }
+
+  it("refuses another command's option, naming it and the command, before it does anything", async () => {
+    const [serve, create] = await Promise.all([
+      runToEnd(['src/cli.ts', 'serve', '--port', '18452', '--host', '127.0.0.1'], { ...nowhere, PORT: 'eighty' }),
+      runToEnd(['src/cli.ts', 'account', 'create', '--name', 'Y', '--events', 'charge.succeeded'], nowhere),
+    ])
+    expect(serve.code, serve.output).toBe(2)
+    expect(serve.output).toContain('jackdaw: serve does not take --port')
+    expect(create.code, create.output).toBe(2)
+    expect(create.output).toContain('jackdaw: account create does not take --events')
+    expect(create.output).not.toMatch(/no data directory/)
+  })
+
+  it('takes every option its --help names', async () => {
+    // each command's words as a usage line names them (`account create`; `trigger SCENARIO` is
+    // `trigger`), with every --option of the help from there to the next usage line
+    const main = await runToEnd(['src/cli.ts', '--help'], nowhere)
+    const topics = [...new Set([...main.output.matchAll(/^ {2}([a-z][a-z-]*) /gm)].map((m) => m[1] as string))]
+    const helps = new Map(
+      await Promise.all(
+        topics.map(
+          async (topic) => [topic, (await runToEnd(['src/cli.ts', topic, '--help'], nowhere)).output] as const,
+        ),
+      ),
+    )
+    const documented = new Map<string, Set<string>>()
+    for (const help of helps.values()) {
+      for (const usage of help.split(/\bjackdaw (?=[a-z])/).slice(1)) {
+        const words = usage.match(/^[a-z][a-z-]*(?: [a-z][a-z-]*)*/)?.[0] as string
+        const options = documented.get(words) ?? new Set()
+        for (const [option] of usage.matchAll(/--[a-z][a-z-]*/g)) if (option !== '--help') options.add(option)
+        documented.set(words, options)
+      }
+    }
+    expect([...documented.keys()]).toEqual(expect.arrayContaining(['serve', 'account create', 'trigger']))
+    const runs = await Promise.all(
+      [...documented].map(async ([words, options]) => {
+        // a value after each: a flag leaves it as an argument, which --help does not mind
+        const args = [...words.split(' '), ...[...options].flatMap((option) => [option, '1']), '--help']
+        return {
+          args,
+          help: helps.get(words.split(' ')[0] as string),
+          ...(await runToEnd(['src/cli.ts', ...args], nowhere)),
+        }
+      }),
+    )
+    for (const run of runs) {
+      expect(run.code, `${run.args.join(' ')}: ${run.output}`).toBe(0)
+      expect(run.output).toBe(run.help)
+    }
+  })
+})
+
 describe('npm start on a fresh data directory', () => {
   it('makes a default account and an admin token and prints them, and they work, again at the next start', async () => {
     const fresh = mkdtempSync(path.join(tmpdir(), 'jackdaw-start-'))

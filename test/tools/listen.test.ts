@@ -1,6 +1,6 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { verifySignature } from '../../src/notify/signature.js'
 import { cardSource } from '../helpers/app.js'
 import { type ListeningApp, listeningApp, recorder } from '../helpers/listening.js'
@@ -186,6 +186,27 @@ describe('jackdaw listen', () => {
       expect(bad.code, target).toBe(2)
       expect(bad.output).toContain(`--forward-to must be an http or https URL, not "${target}"`)
       expect(bad.output).not.toMatch(/ at /)
+    }
+  })
+
+  it('refuses a --forward-to whose host is no host name or address, as a usage error, before it starts', async () => {
+    const targets = ['http://a..b/hooks', 'http://*.example.com/hooks', 'http://a,b/hooks']
+    const runs = targets.map((target) => {
+      const run = runTs(['src/cli.ts', 'listen', '--forward-to', target], {
+        JACKDAW_API_URL: t.url,
+        JACKDAW_API_KEY: t.account.sk_test_key,
+      })
+      // one that took the host after all would forward until stopped
+      onTestFinished(() => void run.stop('SIGINT'))
+      return run
+    })
+    for (const [i, run] of runs.entries()) {
+      const host = new URL(targets[i] as string).hostname
+      const code = await Promise.race([run.exited, run.waitFor(/Ready/).then(() => 'forwarding')])
+      expect(code, run.output()).toBe(2)
+      expect(run.output()).toContain(`--forward-to must name a host by its name or address, not "${host}"`)
+      expect(run.output()).not.toMatch(/ at /)
+      expect(run.output()).not.toMatch(/Forwarding/)
     }
   })
 
