@@ -276,15 +276,42 @@ END $$;
 -- another process took.
 CREATE SEQUENCE test_clock_advances;
 
--- Test-mode rows are stamped on the account's time. The statements write now() (or leave the
--- column to its default); a time the service worked out itself is already the account's and is
--- kept. An update never moves updated_at back. A row of no account is left to its foreign key.
+-- When an id says its object was made: the first 12 of its 32 hex digits, in milliseconds. An
+-- object is stamped made then, not when its statement began: an id is made before its statement,
+-- and another request's may begin first, so that ids would not sort by creation time.
+CREATE FUNCTION id_time(id text) RETURNS timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT to_timestamp(('x' || substr(id, length(id) - 31, 12))::bit(48)::bigint / 1000.0)
+$$;
+
+-- A test-mode object's time of making: its id's time, moved on by how far its account's clock runs
+-- ahead; on a clock that stands (a deterministic account's), the clock's time, which its ids carry.
+CREATE FUNCTION account_time_of_id(account text, object_id text) RETURNS timestamptz
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  t timestamptz;
+BEGIN
+  SELECT coalesce(a.test_clock_start, id_time(object_id)) + a.test_clock_offset_seconds * interval '1 second' INTO t
+  FROM accounts a WHERE a.id = account;
+  RETURN t;
+END $$;
+
+-- Rows are stamped made at their id's time (id_time), test-mode rows on the account's time. The
+-- statements write now() (or leave the column to its default); a time the service worked out
+-- itself is already the account's and is kept. An update never moves updated_at back. A row of no
+-- account is left to its foreign key.
+CREATE FUNCTION stamp_live_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.created_at = now() THEN NEW.created_at := id_time(NEW.id); END IF;
+  IF NEW.updated_at = now() THEN NEW.updated_at := id_time(NEW.id); END IF;
+  RETURN NEW;
+END $$;
+
 CREATE FUNCTION stamp_test_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   t timestamptz;
 BEGIN
   IF NEW.created_at = now() OR NEW.updated_at = now() THEN
-    t := coalesce(account_now(NEW.account_id, false), now());
+    t := coalesce(account_time_of_id(NEW.account_id, NEW.id), id_time(NEW.id));
     IF NEW.created_at = now() THEN NEW.created_at := t; END IF;
     IF NEW.updated_at = now() THEN NEW.updated_at := t; END IF;
   END IF;
@@ -312,7 +339,12 @@ DECLARE
 BEGIN
   IF NEW.updated_at <> now() AND (TG_OP = 'UPDATE' OR NEW.created_at <> now()) THEN RETURN NEW; END IF;
   -- (no such charge: the foreign key refuses the row)
-  SELECT coalesce(account_now(c.account_id, c.livemode), now()) INTO t FROM charges c WHERE c.id = NEW.charge_id;
+  IF TG_OP = 'INSERT' THEN
+    SELECT CASE WHEN c.livemode THEN id_time(NEW.id) ELSE account_time_of_id(c.account_id, NEW.id) END INTO t
+    FROM charges c WHERE c.id = NEW.charge_id;
+  ELSE
+    SELECT account_now(c.account_id, c.livemode) INTO t FROM charges c WHERE c.id = NEW.charge_id;
+  END IF;
   t := coalesce(t, now());
   IF TG_OP = 'INSERT' THEN
     IF NEW.created_at = now() THEN NEW.created_at := t; END IF;
@@ -323,6 +355,14 @@ BEGIN
   RETURN NEW;
 END $$;
 
+CREATE TRIGGER customers_live_insert BEFORE INSERT ON customers
+  FOR EACH ROW WHEN (NEW.livemode) EXECUTE FUNCTION stamp_live_insert();
+CREATE TRIGGER sources_live_insert BEFORE INSERT ON sources
+  FOR EACH ROW WHEN (NEW.livemode) EXECUTE FUNCTION stamp_live_insert();
+CREATE TRIGGER charges_live_insert BEFORE INSERT ON charges
+  FOR EACH ROW WHEN (NEW.livemode) EXECUTE FUNCTION stamp_live_insert();
+CREATE TRIGGER deliveries_live_insert BEFORE INSERT ON deliveries
+  FOR EACH ROW WHEN (NEW.livemode) EXECUTE FUNCTION stamp_live_insert();
 CREATE TRIGGER customers_test_insert BEFORE INSERT ON customers
   FOR EACH ROW WHEN (NOT NEW.livemode) EXECUTE FUNCTION stamp_test_insert();
 CREATE TRIGGER customers_test_update BEFORE UPDATE ON customers
