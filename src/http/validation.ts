@@ -198,11 +198,14 @@ function branchOfType(union: ErrorObject, errors: ErrorObject[]): ErrorObject[] 
 export function validationError(part: string, errors: ErrorObject[]): AppError {
   // a union reports each branch it tried; its own entry says enough, unless the value has the type
   // of one branch only, whose problems say more. A propertyNames violation comes with the entry of
-  // the key rule it broke, which says more.
+  // the key rule it broke, which says more; so does an enumeration's entry, which names its values,
+  // beside the entry of its type.
+  const enumerated = new Set(errors.filter((e) => e.keyword === 'enum').map((e) => e.instancePath))
   const explained = new Map(errors.filter((e) => e.keyword === 'anyOf').map((e) => [e, branchOfType(e, errors)]))
   const chosen = new Set([...explained.values()].flatMap((found) => found ?? []))
   const useful = errors.filter((e) => {
     if (e.keyword === 'propertyNames') return false
+    if (e.keyword === 'type' && enumerated.has(e.instancePath)) return false
     if (e.keyword === 'anyOf') return !explained.get(e)
     return !e.schemaPath.includes('/anyOf/') || chosen.has(e)
   })

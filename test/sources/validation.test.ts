@@ -122,6 +122,15 @@ describe('pattern P', () => {
     }
   })
 
+  it('names an enumeration given a value of another type once, with its values', async () => {
+    for (const type of [5, true, null, ['card']]) {
+      const res = await create({ ...cardBody(), type })
+      expectRefused(res, ['body', 'type'], 'parameter_invalid')
+      expect(res.body.error.detail, res.text).toHaveLength(1)
+      expect(res.body.error.detail[0].msg).toContain('card, wallet_a')
+    }
+  })
+
   it('lists one detail entry per violation', async () => {
     const body = withValue(withValue(cardBody(), ['card', 'name'], 'Ann$'), ['card', 'address_city'], 'x'.repeat(256))
     const res = await create(body)
