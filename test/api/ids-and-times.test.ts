@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Simulator } from '../../src/processor/simulator.js'
-import { cardSource, type TestApp, testApp } from '../helpers/app.js'
+import { cardSource, later, type TestApp, testApp } from '../helpers/app.js'
 
 /**
  * An id's first 12 hex digits are its object's creation time in milliseconds, and ids sort by
@@ -59,5 +59,27 @@ describe("an object's id and created_at", () => {
     const created = ours.map((c) => c.created_at)
     expect(created).toEqual([...created].sort().reverse())
     for (const c of ours) expect(times(c).created_at, c.id).toBe(times(c).id)
+  })
+
+  it("never stamp a change before the object's making, when the service's clock runs ahead of the database's", async () => {
+    // the id's time is the service's clock, a change's the database's
+    await later(3_000, async () => {
+      const customer = (await t.skLive.post('/v2/customers/', { email: 'skew@example.com', description: 'd' })).body
+      const updated = (await t.skLive.put(`/v2/customers/${customer.id}`, { description: 'e' })).body
+      const source = (await t.pkLive.post('/v2/sources/', cardSource())).body
+      await t.skLive.post(`/v2/customers/${customer.id}/sources`, { source: source.id })
+      const saved = (await t.skLive.get(`/v2/sources/${source.id}`)).body
+      const other = (await t.pkLive.post('/v2/sources/', cardSource())).body
+      const held = await t.skLive.post('/v2/charges/', {
+        amount: 500,
+        currency: 'usd',
+        source: other.id,
+        capture: false,
+      })
+      const captured = (await t.skLive.post(`/v2/charges/${held.body.id}/capture`, {})).body
+      expect(saved.vaulted).toBe(true)
+      expect(captured.captured).toBe(true)
+      for (const o of [updated, saved, captured]) expect(o.updated_at >= o.created_at, JSON.stringify(o)).toBe(true)
+    })
   })
 })

@@ -306,6 +306,15 @@ BEGIN
   RETURN NEW;
 END $$;
 
+-- A live change is stamped with the database's time (a statement writes now()), the making with
+-- the service's (its id's): such a stamp never puts a row before its last change, its making
+-- included, where the service's clock runs ahead. Called only then (the triggers' WHEN).
+CREATE FUNCTION keep_updated_at() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.updated_at := OLD.updated_at;
+  RETURN NEW;
+END $$;
+
 CREATE FUNCTION stamp_test_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   t timestamptz;
@@ -363,6 +372,18 @@ CREATE TRIGGER charges_live_insert BEFORE INSERT ON charges
   FOR EACH ROW WHEN (NEW.livemode) EXECUTE FUNCTION stamp_live_insert();
 CREATE TRIGGER deliveries_live_insert BEFORE INSERT ON deliveries
   FOR EACH ROW WHEN (NEW.livemode) EXECUTE FUNCTION stamp_live_insert();
+CREATE TRIGGER customers_live_update BEFORE UPDATE ON customers
+  FOR EACH ROW WHEN (NEW.livemode AND NEW.updated_at = now() AND NEW.updated_at < OLD.updated_at)
+  EXECUTE FUNCTION keep_updated_at();
+CREATE TRIGGER sources_live_update BEFORE UPDATE ON sources
+  FOR EACH ROW WHEN (NEW.livemode AND NEW.updated_at = now() AND NEW.updated_at < OLD.updated_at)
+  EXECUTE FUNCTION keep_updated_at();
+CREATE TRIGGER charges_live_update BEFORE UPDATE ON charges
+  FOR EACH ROW WHEN (NEW.livemode AND NEW.updated_at = now() AND NEW.updated_at < OLD.updated_at)
+  EXECUTE FUNCTION keep_updated_at();
+CREATE TRIGGER deliveries_live_update BEFORE UPDATE ON deliveries
+  FOR EACH ROW WHEN (NEW.livemode AND NEW.updated_at = now() AND NEW.updated_at < OLD.updated_at)
+  EXECUTE FUNCTION keep_updated_at();
 CREATE TRIGGER customers_test_insert BEFORE INSERT ON customers
   FOR EACH ROW WHEN (NOT NEW.livemode) EXECUTE FUNCTION stamp_test_insert();
 CREATE TRIGGER customers_test_update BEFORE UPDATE ON customers
