@@ -4,13 +4,20 @@ import { History } from './charge-history.js'
 import { sourceLabel } from './charges.js'
 import { Id, Money, Show, Status, Time, useLoad } from './common.js'
 
+/** Every object of a list, all its pages: a charge's history leaves out none of it. */
+async function everyOne<T>(objects: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = []
+  for await (const o of objects) all.push(o)
+  return all
+}
+
 export function ChargeView({ client, id }: { client: JackdawClient; id: string }) {
   const [loaded, reload] = useLoad(
     () =>
       Promise.all([
         client.charges.retrieve(id),
-        client.events.list({ charge: id, limit: 100 }),
-        client.deliveries.list({ charge: id, limit: 100 }),
+        everyOne(client.all(client.events.list, { charge: id, limit: 100 })),
+        everyOne(client.all(client.deliveries.list, { charge: id, limit: 100 })),
       ]),
     [id],
   )
@@ -85,8 +92,8 @@ export function ChargeView({ client, id }: { client: JackdawClient; id: string }
             <h2>History</h2>
             <History
               charge={charge}
-              events={events.data}
-              deliveries={deliveries.data}
+              events={events}
+              deliveries={deliveries}
               redeliver={(d) => after(client.deliveries.redeliver(d))}
             />
           </section>

@@ -148,3 +148,21 @@ describe('the dashboard, going from one object to another', { retry: 1, timeout:
     expect(errors.filter((e) => !/status of 404/.test(e))).toEqual([])
   })
 })
+
+describe("a charge's history", () => {
+  it('shows every event of a charge with more than a page of them, its first ones too', async () => {
+    const id = await charge(10_000, 'many refunds')
+    for (let i = 0; i < 105; i++) await jackdaw.charges.refund(id, { amount: 1 })
+    const events = []
+    for await (const e of jackdaw.all(jackdaw.events.list, { charge: id })) events.push(e)
+    expect(events.length).toBe(106)
+    const { page, errors } = await signedIn()
+    await go(page, `#/charges/${id}`)
+    await page.locator('ol.timeline').waitFor({ timeout: 15_000 })
+    await expect
+      .poll(() => page.locator('ol.timeline > li', { hasText: 'Event charge.' }).count(), { timeout: 15_000 })
+      .toBe(events.length)
+    expect(await page.locator('ol.timeline').textContent()).toContain('charge.succeeded')
+    expect(errors).toEqual([])
+  })
+})
