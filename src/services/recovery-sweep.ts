@@ -43,7 +43,7 @@ export function recoverySweep(
     // the erasure of old card data and of old idempotency records goes on whatever becomes of
     // the charges' part
     const retentionMs = settings.cardDataRetentionMs
-    running = Promise.all([
+    return Promise.all([
       services.charges
         .recoverInterrupted(settings.graceMs)
         .then(() => settings.payerTimeoutMs && services.charges.expireAbandoned(settings.payerTimeoutMs))
@@ -53,16 +53,16 @@ export function recoverySweep(
     ]).finally(() => {
       if (timer) timer.refresh()
     })
-    return running
   }
-  const sweepNow = () => {
+  // a sweep, on the timer or asked for at once, starts once the one under way has ended
+  const sweepNext = () => {
     running = running.then(() => timer && sweep())
   }
   // one cheap read of a sequence: an advance anywhere moves it on
   const pollClocks = async () => {
     try {
       const seen = await services.testClock.advances()
-      if (advances !== undefined && seen !== advances) sweepNow()
+      if (advances !== undefined && seen !== advances) sweepNext()
       advances = seen
     } catch (err) {
       onError(err)
@@ -70,12 +70,12 @@ export function recoverySweep(
     if (clockPoll) clockPoll.refresh()
   }
   return {
-    now: sweepNow,
+    now: sweepNext,
     start() {
-      timer = setTimeout(sweep, settings.intervalMs)
+      timer = setTimeout(sweepNext, settings.intervalMs)
       clockPoll = setTimeout(pollClocks, settings.clockPollMs ?? DEFAULT_CLOCK_POLL_MS)
       void pollClocks()
-      sweep()
+      sweepNext()
     },
     async stop() {
       clearTimeout(timer)
